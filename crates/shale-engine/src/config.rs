@@ -247,6 +247,12 @@ pub struct UniversalSettings {
     /// thread picks again (`db/scheduler.rs`, `picker::intended_for_bottom`). False: it
     /// holds every input and runs as picked. Manual compactions are not handed over.
     pub reduce_file_locking: bool,
+    /// RocksDB's EXPERIMENTAL `incremental`: a size-amplification compaction takes, when it
+    /// can, only a window of the second-last run's files (with what they overlap in the last
+    /// run and the runs above) of about `max_compaction_bytes / 2`, not every run
+    /// (`compaction/universal.rs`); outputs into the last level are then cut at the next
+    /// older run's file boundaries as well (`CompactionPlan::grandparents`).
+    pub incremental: bool,
 }
 
 impl Default for UniversalSettings {
@@ -261,6 +267,7 @@ impl Default for UniversalSettings {
             max_read_amp: -1,
             allow_trivial_move: false,
             reduce_file_locking: true,
+            incremental: false,
         }
     }
 }

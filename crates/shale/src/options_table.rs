@@ -252,12 +252,6 @@ pub(crate) fn compression_name(c: DBCompressionType) -> &'static str {
     name_of(enum_names::COMPRESSION, c)
 }
 
-fn not_built(name: &str, field: &str) -> Error {
-    Error::not_supported(format!(
-        "set_options: option {name}.{field} other than its default is not built by Shale"
-    ))
-}
-
 /// A compression-options struct (`{level=..;checksum=..}`) parsed over `base` and its
 /// `enabled` flag, as RocksDB parses a struct option over the value in force: the fields
 /// named change, the others keep theirs (`bottommost_compression_opts`,
@@ -1992,10 +1986,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Some(|c| {
             let u = &c.universal;
             format!(
-                "{{reduce_file_locking={};incremental=false;compression_size_percent={};\
+                "{{reduce_file_locking={};incremental={};compression_size_percent={};\
                  allow_trivial_move={};max_size_amplification_percent={};max_merge_width={};\
                  stop_style={};min_merge_width={};max_read_amp={};size_ratio={};}}",
                 u.reduce_file_locking,
+                u.incremental,
                 u.compression_size_percent,
                 u.allow_trivial_move,
                 u.max_size_amplification_percent,
@@ -2024,8 +2019,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "reduce_file_locking" => u.reduce_file_locking = boolean(k, x)?,
                     // Disjoint inputs move unchanged (`compaction/universal.rs::pick_universal`).
                     "allow_trivial_move" => u.allow_trivial_move = boolean(k, x)?,
-                    "incremental" if !boolean(k, x)? => {}
-                    "incremental" => return Err(not_built(name, k)),
+                    // RocksDB's EXPERIMENTAL incremental size-amplification compactions
+                    // (`compaction/universal.rs` of shale-engine).
+                    "incremental" => u.incremental = boolean(k, x)?,
                     _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
                 }
             }

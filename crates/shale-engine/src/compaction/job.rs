@@ -151,6 +151,13 @@ pub struct JobInput<'a> {
     /// `CompactionOutputs` makes no partitioner for level 0): an output ends before the
     /// first key it asks a boundary for (RocksDB's `ShouldStopBefore`).
     pub partitioner: Option<&'a super::partitioner::SstPartitionerFactory>,
+    /// RocksDB's `Compaction::grandparents` (universal with `incremental`: the files of the
+    /// run below the output's, in key order) and `max_compaction_bytes_` as its output
+    /// cutting reads it: an output ends before a key that crosses a grandparent's boundary
+    /// when its bytes plus the grandparent bytes it overlaps pass the limit
+    /// (`CompactionOutputs::ShouldStopBefore`). Empty / u64::MAX: no such cut.
+    pub grandparents: &'a [std::sync::Arc<FileMetaData>],
+    pub max_grandparent_overlap: u64,
     /// `preserve_internal_time_seconds` (`db/seqno_time.rs`): the inputs' sequence-number-to-
     /// time mappings merged (each output stores its range's part), and RocksDB's
     /// `preserve_time_min_seqno`: entries from this sequence on keep their sequence numbers
@@ -553,6 +560,11 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         v
     });
     let mut next_start = [0usize; 2];
+    // Per stream: the grandparents (none into level 0), and whether its last output was cut
+    // so that the overlap restarts at the next key it takes.
+    let mut grandparents: [GrandparentCursor<'_>; 2] =
+        std::array::from_fn(|_| GrandparentCursor::new(input.grandparents));
+    let mut restart_overlap = [false, false];
     // A sentinel at `key` in stream `s`: the stream's open output ends before it when full or
     // when the partitioner asks; an output opens for it (its tombstone part starts there).
     let sentinel = |key: &[u8],
@@ -609,6 +621,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                         &mut result,
                     )?;
                     lowers[s] = Some(uk.clone());
+                    restart_overlap[s] = true;
                 }
             }
             if ts_sz > 0 {
@@ -632,6 +645,31 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                 let seq = crate::key::trailer(&k) >> 8;
                 let s = usize::from(seq > proximal_after);
                 let out = &mut outs[s];
+                if !started[s] && !input.grandparents.is_empty() {
+                    // RocksDB's ShouldStopBefore: the grandparent boundaries this key crosses;
+                    // past one, the output ends when it and the grandparents it overlaps
+                    // pass the limit. After any cut the overlap restarts at this key.
+                    let g = &mut grandparents[s];
+                    let crossed = g.update(&*ucmp, &k);
+                    let over = out.as_ref().is_some_and(|o| {
+                        g.overlapped.saturating_add(o.builder.estimated_file_size())
+                            > input.max_grandparent_overlap
+                    });
+                    if crossed > 0 && over {
+                        let o = out.take();
+                        finish(
+                            &ctx,
+                            o,
+                            &kept_tombstones[s],
+                            lowers[s].as_deref(),
+                            Some(&uk),
+                            s == 1,
+                            &mut result,
+                        )?;
+                        lowers[s] = Some(uk.clone());
+                        restart_overlap[s] = true;
+                    }
+                }
                 if let (Some(p), false) = (input.partitioner, started[s]) {
                     if out.is_some() && p.should_partition(&last_written[s], &uk) {
                         let o = out.take();
@@ -645,8 +683,12 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                             &mut result,
                         )?;
                         lowers[s] = Some(uk.clone());
+                        restart_overlap[s] = true;
                     }
                     last_written[s].clone_from(&uk);
+                }
+                if !started[s] && std::mem::take(&mut restart_overlap[s]) {
+                    grandparents[s].overlapped = grandparents[s].overlap_at(&*ucmp, &k);
                 }
                 started[s] = true;
                 result.proximal_records += s as u64;
@@ -1222,6 +1264,103 @@ struct Ctx<'a> {
     file_checksum: bool,
 }
 
+/// RocksDB's `sstableKeyCompare` of internal keys: by user key without timestamp; at one
+/// user key a range tombstone's end (its sentinel) sorts first.
+fn sst_key_compare(
+    ucmp: &dyn shale_format::comparator::Comparator,
+    a: &[u8],
+    b: &[u8],
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let c = ucmp.compare_without_timestamp(user_key(a), true, user_key(b), true);
+    if c != Ordering::Equal {
+        return c;
+    }
+    let sentinel = |k: &[u8]| {
+        k.len() >= 8 && crate::key::trailer(k) == (MAX_SEQUENCE_NUMBER << 8) | ValueType::RangeDeletion as u64
+    };
+    match (sentinel(a), sentinel(b)) {
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => Ordering::Equal,
+    }
+}
+
+/// Where one output stream stands among the grandparents (RocksDB's `CompactionOutputs`
+/// `grandparent_index_`, `being_grandparent_gap_`, `grandparent_overlapped_bytes_`,
+/// `seen_key_`).
+struct GrandparentCursor<'g> {
+    files: &'g [std::sync::Arc<FileMetaData>],
+    index: usize,
+    in_gap: bool,
+    /// The grandparent bytes the open output overlaps.
+    overlapped: u64,
+    seen_key: bool,
+}
+
+impl<'g> GrandparentCursor<'g> {
+    fn new(files: &'g [std::sync::Arc<FileMetaData>]) -> Self {
+        GrandparentCursor { files, index: 0, in_gap: true, overlapped: 0, seen_key: false }
+    }
+
+    /// RocksDB's `UpdateGrandparentBoundaryInfo`: moves to the file holding `ikey` (the last
+    /// one when several do) and returns how many grandparent boundaries that crossed.
+    fn update(&mut self, ucmp: &dyn shale_format::comparator::Comparator, ikey: &[u8]) -> usize {
+        let mut crossed = 0;
+        if self.files.is_empty() {
+            return crossed;
+        }
+        while self.index < self.files.len() {
+            let f = &self.files[self.index];
+            if self.in_gap {
+                if sst_key_compare(ucmp, ikey, &f.smallest).is_lt() {
+                    break;
+                }
+                if self.seen_key {
+                    crossed += 1;
+                    self.overlapped = self.overlapped.saturating_add(f.file_size);
+                }
+                self.in_gap = false;
+            } else {
+                let c = sst_key_compare(ucmp, ikey, &f.largest);
+                let last_holding = c.is_eq()
+                    && self
+                        .files
+                        .get(self.index + 1)
+                        .is_none_or(|next| sst_key_compare(ucmp, ikey, &next.smallest).is_lt());
+                if c.is_lt() || last_holding {
+                    break;
+                }
+                if self.seen_key {
+                    crossed += 1;
+                }
+                self.in_gap = true;
+                self.index += 1;
+            }
+        }
+        if !self.seen_key && !self.in_gap {
+            self.overlapped = self.overlap_at(ucmp, ikey);
+        }
+        self.seen_key = true;
+        crossed
+    }
+
+    /// RocksDB's `GetCurrentKeyGrandparentOverlappedBytes`: the bytes of the grandparents
+    /// holding `ikey` (0 in a gap).
+    fn overlap_at(&self, ucmp: &dyn shale_format::comparator::Comparator, ikey: &[u8]) -> u64 {
+        if self.in_gap || self.index >= self.files.len() {
+            return 0;
+        }
+        let mut bytes = self.files[self.index].file_size;
+        let mut i = self.index;
+        while i > 0 && sst_key_compare(ucmp, ikey, &self.files[i - 1].largest).is_eq() {
+            i -= 1;
+            bytes = bytes.saturating_add(self.files[i].file_size);
+        }
+        bytes
+    }
+}
+
 fn open_output(ctx: &Ctx<'_>) -> Result<Output> {
     let number = (ctx.new_file_number)();
     let file = ctx.fs.new_writable_file(&filename::table_file(ctx.dir, number))?;
@@ -1668,5 +1807,35 @@ mod tests {
         // (older versions may lie below it): a partial merge, still an operand.
         assert_eq!(compact(&e, false, true), vec![k(2, MRG, b"12")]);
         assert_eq!(compact(&e, true, false), vec![k(2, MRG, b"12")]);
+    }
+
+    /// RocksDB's grandparent tracking: boundaries crossed (a file's start and its end are
+    /// one each), the overlapped bytes growing as files are entered, a first key inside a
+    /// file counting that file.
+    #[test]
+    fn grandparent_cursor_counts_boundaries_and_overlap() {
+        let ucmp = crate::key::bytewise_internal_comparator().user_comparator().clone();
+        let ik = |k: u32| make_internal_key(format!("{k:03}").as_bytes(), 5, ValueType::Value);
+        let gp = |n: u64, lo: u32, hi: u32| {
+            std::sync::Arc::new(FileMetaData {
+                number: n,
+                file_size: 100,
+                smallest: ik(lo),
+                largest: ik(hi),
+                ..Default::default()
+            })
+        };
+        let files = vec![gp(1, 10, 19), gp(2, 20, 29), gp(3, 40, 49)];
+        let mut g = GrandparentCursor::new(&files);
+        assert_eq!((g.update(&*ucmp, &ik(5)), g.overlapped), (0, 0));
+        assert_eq!((g.update(&*ucmp, &ik(12)), g.overlapped), (1, 100));
+        assert_eq!((g.update(&*ucmp, &ik(25)), g.overlapped), (2, 200));
+        assert_eq!((g.update(&*ucmp, &ik(35)), g.overlapped), (1, 200));
+        assert_eq!(g.overlap_at(&*ucmp, &ik(35)), 0, "in a gap");
+        assert_eq!((g.update(&*ucmp, &ik(45)), g.overlapped), (1, 300));
+        assert_eq!(g.overlap_at(&*ucmp, &ik(45)), 100);
+        let mut g = GrandparentCursor::new(&files);
+        assert_eq!((g.update(&*ucmp, &ik(15)), g.overlapped), (0, 100), "the first key's file counts");
+        assert_eq!(GrandparentCursor::new(&[]).update(&*ucmp, &ik(15)), 0);
     }
 }

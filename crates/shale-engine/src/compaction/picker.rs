@@ -69,6 +69,13 @@ pub struct CompactionPlan {
     /// input's bytes are copied to a new file, not rewritten (RocksDB's
     /// `Compaction::is_trivial_copy_compaction`).
     pub trivial_copy: bool,
+    /// Universal with `incremental`: the files of the run just below the output (RocksDB's
+    /// `grandparents`, taken when that run is deeper than level 1); outputs are also cut
+    /// at their boundaries (`job::JobInput::grandparents`).
+    pub grandparents: Vec<Arc<FileMetaData>>,
+    /// RocksDB's `Compaction::max_compaction_bytes_` as output cutting reads it with
+    /// grandparents (universal's `GetMaxOverlappingBytes`; None: no limit).
+    pub max_grandparent_overlap: Option<u64>,
 }
 
 /// RocksDB's `GetCompressionType` and `GetCompressionOptions`: the codec and options of a

@@ -10,6 +10,8 @@
 //! 2. size amplification: when the runs newer than the oldest hold at least
 //!    `max_size_amplification_percent`% of the oldest run's bytes, they all merge into it
 //!    (leaving out some of the newest level-0 files when that keeps writes from stopping);
+//!    with `incremental`, only a window of the last two runs' files of about
+//!    `max_compaction_bytes` when one has a low enough fanout (`incremental_size_amp`);
 //! 3. size ratio: starting from the newest run not being compacted, runs are added while the
 //!    next run is at most `(100 + size_ratio)%` of what was picked so far (the total, or with
 //!    the `Similar` stop style the last run); `min_merge_width`..`max_merge_width` runs;
@@ -22,7 +24,9 @@
 //! writes to the last level; otherwise to the level just above the next older run (level 0
 //! when that run is a level-0 file), so with `num_levels` levels the runs settle in the
 //! bottom levels. `compression_size_percent`: a size-ratio compaction whose older, untouched
-//! runs already hold that share of the data writes uncompressed output.
+//! runs already hold that share of the data writes uncompressed output. Outputs below level
+//! 0 are cut at the output level's target file size (RocksDB's `MaxFileSizeForLevel`), so a
+//! run of level 1 or deeper is several files.
 
 use std::sync::Arc;
 
@@ -198,6 +202,72 @@ fn disjoint(v: &Version, mut files: Vec<&Arc<FileMetaData>>) -> bool {
         .all(|w| icmp.compare_user_without_ts(user_key(&w[0].largest), user_key(&w[1].smallest)).is_lt())
 }
 
+/// RocksDB's `sstableKeyCompare` of two internal keys of file bounds: by user key without
+/// timestamp; at one user key a range tombstone's end (its sentinel, which does not hold the
+/// key) sorts first.
+fn sst_key_compare(v: &Version, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let c = v.icmp().compare_user_without_ts(user_key(a), user_key(b));
+    if c != Ordering::Equal {
+        return c;
+    }
+    let sentinel = |k: &[u8]| {
+        k.len() >= 8
+            && crate::key::trailer(k)
+                == (crate::key::MAX_SEQUENCE_NUMBER << 8) | crate::key::ValueType::RangeDeletion as u64
+    };
+    match (sentinel(a), sentinel(b)) {
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => Ordering::Equal,
+    }
+}
+
+/// RocksDB's `GetOverlappingInputs` on a level of 1 or more: its files meeting the internal
+/// key range `[begin, end]` (compared as `sst_key_compare`).
+fn overlapping_within(v: &Version, level: usize, begin: &[u8], end: &[u8]) -> Vec<Arc<FileMetaData>> {
+    let files = v.files(level);
+    let start = files.partition_point(|f| sst_key_compare(v, &f.largest, begin).is_lt());
+    let stop = start + files[start..].partition_point(|f| !sst_key_compare(v, end, &f.smallest).is_lt());
+    files[start..stop].to_vec()
+}
+
+/// RocksDB's `GetCleanInputsWithinInterval`: the files of `level` (1 or more) lying wholly
+/// inside the internal key range `[begin, end]`, less those at either end that share a user
+/// key with a neighbour left outside (so no key's versions are split).
+fn clean_inputs_within(v: &Version, level: usize, begin: &[u8], end: &[u8]) -> Vec<Arc<FileMetaData>> {
+    let files = v.files(level);
+    let n = files.len();
+    if level == 0 || n == 0 {
+        return Vec::new();
+    }
+    let shares = |i: usize| sst_key_compare(v, &files[i - 1].largest, &files[i].smallest).is_eq();
+    let mut start = files.partition_point(|f| sst_key_compare(v, &f.smallest, begin).is_lt());
+    if start > 0 {
+        while start < n && shares(start) {
+            start += 1;
+        }
+    }
+    let mut stop = start + files[start..].partition_point(|f| !sst_key_compare(v, end, &f.largest).is_lt());
+    if stop < n {
+        while stop > start && shares(stop) {
+            stop -= 1;
+        }
+    }
+    files[start..stop].to_vec()
+}
+
+/// RocksDB's `MaxFileSizeForLevel` under universal compaction (`max_file_size`): level 0's
+/// outputs are never cut, a deeper level's at `target_file_size_base` times
+/// `target_file_size_multiplier` per level below 1.
+fn max_output_file_size(opts: &CfConfig, level: usize) -> u64 {
+    if level == 0 {
+        u64::MAX
+    } else {
+        opts.target_file_size(level)
+    }
+}
+
 /// A table written (`file_creation_time`) before `limit` (`offpeak::periodic_limit`: more
 /// than `periodic_compaction_seconds` ago, brought forward in the off-peak window); tables of
 /// unknown age (0) are left alone.
@@ -214,6 +284,9 @@ fn periodic_due(v: &Version, limit: Option<u64>) -> bool {
     })
 }
 
+/// Files of one level, in key order.
+type Files = Vec<Arc<FileMetaData>>;
+
 struct Picker<'a> {
     v: &'a Version,
     opts: &'a CfConfig,
@@ -229,6 +302,13 @@ struct Picker<'a> {
 impl Picker<'_> {
     fn max_output_level(&self) -> usize {
         self.max_output_level
+    }
+
+    /// RocksDB's GetMaxOverlappingBytes: with `incremental`, an output crossing a
+    /// grandparent boundary ends once it and the grandparents it overlaps pass 1.5 target
+    /// files (`target_file_size_base / 2 * 3`); without, never.
+    fn max_grandparent_overlap(&self) -> Option<u64> {
+        self.u.incremental.then(|| self.opts.target_file_size_base / 2 * 3)
     }
 
     /// RocksDB's PickPeriodicCompaction: every run from the oldest back to the first busy one.
@@ -295,7 +375,228 @@ impl Picker<'_> {
         if (candidate as u128) * 100 < (ratio as u128) * (base as u128) {
             return None;
         }
+        // With `incremental`, a part of the last two runs when one is found whose fanout is
+        // under 1.8 times a full compaction's (RocksDB's hard-coded 80% penalty), else all.
+        if self.u.incremental {
+            let fanout_threshold = base as f64 / candidate as f64 * 1.8;
+            if let Some(plan) = self.incremental_size_amp(fanout_threshold) {
+                return Some(plan);
+            }
+        }
         self.plan_range(start, end, true)
+    }
+
+    /// RocksDB's PickIncrementalForReduceSizeAmp. A window slides over the second-last run's
+    /// files (a level of 1 or more; none from level 0), taking with it the last run's files
+    /// it overlaps; each time the window holds more than `max_compaction_bytes / 2` (or
+    /// reaches the run's end) its fanout (last-run bytes over second-last-run bytes) is
+    /// measured, then it shrinks from its start until back under that size. A bottom file
+    /// lying wholly in a gap between two of the window's files... more than one such file
+    /// starts a new window. The window of the lowest fanout under `fanout_threshold` wins;
+    /// it is cut cleanly, takes its overlapping last-run files (RocksDB's
+    /// `SetupOtherInputs`, which may add second-last-run files that bring no new last-run
+    /// file), and the clean cuts of the runs above within its range, going up until a
+    /// level-0 run. The output goes into the last run's level. None when no window is under
+    /// the threshold or its files are busy.
+    fn incremental_size_amp(&self, fanout_threshold: f64) -> Option<CompactionPlan> {
+        let runs = self.runs;
+        let v = self.v;
+        let icmp = v.icmp();
+        if runs.len() < 2 {
+            return None;
+        }
+        let second_last_level = runs[runs.len() - 2].level;
+        if second_last_level == 0 {
+            return None; // level 0 cannot be split
+        }
+        let output_level = runs[runs.len() - 1].level;
+        let bottom = v.files(output_level);
+        let files = v.files(second_last_level);
+        if bottom.is_empty() || files.is_empty() {
+            return None;
+        }
+        let (mut picked_start, mut picked_end, mut picked_fanout) = (0usize, 0usize, fanout_threshold);
+        // Half the target: room is left for the last run's overlap, clean cuts and the
+        // runs above.
+        let threshold = self.opts.max_compaction_bytes / 2;
+        let (mut start, mut bottom_start, mut bottom_end) = (0usize, 0usize, 0usize);
+        let (mut non_bottom, mut bottom_size) = (0u64, 0u64);
+        let mut end_bottom_counted = false;
+        for (end, end_file) in files.iter().enumerate() {
+            // The last run's files wholly before this one.
+            let mut skipped = 0;
+            while bottom_end < bottom.len()
+                && icmp.compare(&bottom[bottom_end].largest, &end_file.smallest).is_lt()
+            {
+                if !end_bottom_counted {
+                    bottom_size = bottom_size.wrapping_add(bottom[bottom_end].file_size);
+                }
+                bottom_end += 1;
+                end_bottom_counted = false;
+                skipped += 1;
+            }
+            if skipped > 1 {
+                // A last-run file lies in the gap: no reason to take it, a new window starts.
+                start = end;
+            }
+            if start == end {
+                non_bottom = 0;
+                bottom_size = 0;
+                bottom_start = bottom_end;
+                end_bottom_counted = false;
+            }
+            non_bottom = non_bottom.wrapping_add(end_file.file_size);
+            // The last run's files overlapping this one.
+            while bottom_end < bottom.len()
+                && icmp.compare(&bottom[bottom_end].smallest, &end_file.largest).is_lt()
+            {
+                if !end_bottom_counted {
+                    bottom_size = bottom_size.wrapping_add(bottom[bottom_end].file_size);
+                    end_bottom_counted = true;
+                }
+                if icmp.compare(&bottom[bottom_end].largest, &end_file.largest).is_gt() {
+                    break; // it reaches past this file: the next one may overlap it too
+                }
+                bottom_end += 1;
+                end_bottom_counted = false;
+            }
+            let over = non_bottom.wrapping_add(bottom_size) > threshold;
+            if (over || end == files.len() - 1) && non_bottom > 0 {
+                let fanout = bottom_size as f64 / non_bottom as f64;
+                if fanout < picked_fanout {
+                    (picked_start, picked_end, picked_fanout) = (start, end, fanout);
+                }
+                while non_bottom.wrapping_add(bottom_size) > threshold && start <= end {
+                    non_bottom = non_bottom.wrapping_sub(files[start].file_size);
+                    start += 1;
+                    if start < files.len() {
+                        while bottom_start <= bottom_end
+                            && bottom_start < bottom.len()
+                            && icmp.compare(&bottom[bottom_start].largest, &files[start].smallest).is_lt()
+                        {
+                            bottom_size = bottom_size.wrapping_sub(bottom[bottom_start].file_size);
+                            bottom_start += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if picked_fanout >= fanout_threshold {
+            return None;
+        }
+        let busy = |fs: &[Arc<FileMetaData>]| fs.iter().any(|f| self.busy.file(f.number));
+        let window = files[picked_start..=picked_end].to_vec();
+        if busy(&window) {
+            return None;
+        }
+        let window = super::picker::clean_cut(v, second_last_level, window);
+        if busy(&window) {
+            return None;
+        }
+        let (second, last) = self.setup_other_inputs(second_last_level, window, output_level)?;
+        // The runs above, newest last: each one's files lying cleanly within the range
+        // found so far, which narrows to theirs.
+        let mut smallest = second[0].smallest.clone();
+        let mut largest = second[second.len() - 1].largest.clone();
+        let mut upper: Vec<(usize, Vec<Arc<FileMetaData>>)> = Vec::new();
+        for r in runs[..runs.len() - 2].iter().rev() {
+            if r.level == 0 {
+                break;
+            }
+            let found = clean_inputs_within(v, r.level, &smallest, &largest);
+            if let (Some(first), Some(end)) = (found.first(), found.last()) {
+                smallest = first.smallest.clone();
+                largest = end.largest.clone();
+                upper.push((r.level, found));
+            }
+        }
+        upper.reverse();
+        let mut levels = upper;
+        levels.push((second_last_level, second));
+        let mut levels = levels.into_iter();
+        let (start_level, inputs) = levels.next()?;
+        let plan = CompactionPlan {
+            level: start_level,
+            output_level,
+            inputs,
+            middle: levels.collect(),
+            next_inputs: last,
+            bottommost: true,
+            output_file_size: Some(max_output_file_size(self.opts, output_level)),
+            rewrite: true,
+            max_grandparent_overlap: self.max_grandparent_overlap(),
+            ..Default::default()
+        };
+        (!self.busy.conflicts(v, &plan)).then_some(plan)
+    }
+
+    /// RocksDB's `SetupOtherInputs` for `inputs` of `level` compacted into `output_level`
+    /// (a deeper level, none between holding files): the files of `output_level` they
+    /// overlap, cut cleanly; then `inputs` grow to the files of `level` within (or, when that
+    /// adds no file of `output_level`, overlapping) the range of both, as long as the
+    /// compaction stays under twice `max_compaction_bytes` and no file is busy. None when a
+    /// file of `output_level` it needs is busy.
+    fn setup_other_inputs(
+        &self,
+        level: usize,
+        inputs: Vec<Arc<FileMetaData>>,
+        output_level: usize,
+    ) -> Option<(Files, Files)> {
+        use super::picker::clean_cut;
+        let v = self.v;
+        let icmp = v.icmp();
+        let busy = |fs: &[Arc<FileMetaData>]| fs.iter().any(|f| self.busy.file(f.number));
+        let total = |fs: &[Arc<FileMetaData>]| fs.iter().fold(0u64, |t, f| t.saturating_add(f.file_size));
+        let (first, last) = (inputs.first()?, inputs.last()?);
+        let mut out = overlapping_within(v, output_level, &first.smallest, &last.largest);
+        if busy(&out) {
+            return None;
+        }
+        if out.is_empty() {
+            return Some((inputs, out));
+        }
+        out = clean_cut(v, output_level, out);
+        if busy(&out) {
+            return None;
+        }
+        let out_size = total(&out);
+        // The range of both levels' inputs (internal keys, as RocksDB's GetRange).
+        let all_start = if icmp.compare(&first.smallest, &out[0].smallest).is_lt() {
+            &first.smallest
+        } else {
+            &out[0].smallest
+        };
+        let out_last = &out[out.len() - 1].largest;
+        let all_limit = if icmp.compare(&last.largest, out_last).is_lt() { out_last } else { &last.largest };
+        let limit = self.opts.max_compaction_bytes.saturating_mul(2);
+        let mut expanded: Option<Vec<Arc<FileMetaData>>> = None;
+        let overlapping = overlapping_within(v, level, all_start, all_limit);
+        let overlapping_size = total(&overlapping);
+        let overlapping = clean_cut(v, level, overlapping);
+        if !busy(&overlapping)
+            && overlapping.len() > inputs.len()
+            && out_size.saturating_add(overlapping_size) < limit
+        {
+            if let (Some(a), Some(b)) = (overlapping.first(), overlapping.last()) {
+                let new_out = overlapping_within(v, output_level, &a.smallest, &b.largest);
+                if !busy(&new_out) {
+                    let new_out = clean_cut(v, output_level, new_out);
+                    if !busy(&new_out) && new_out.len() == out.len() {
+                        expanded = Some(overlapping);
+                    }
+                }
+            }
+        }
+        if expanded.is_none() {
+            let within = clean_inputs_within(v, level, all_start, all_limit);
+            if within.len() > inputs.len()
+                && !busy(&within)
+                && out_size.saturating_add(total(&within)) < limit
+            {
+                expanded = Some(within);
+            }
+        }
+        Some((expanded.unwrap_or(inputs), out))
     }
 
     /// RocksDB's MightExcludeNewL0sToReduceWriteStop: leave some of the newest level-0 files
@@ -459,13 +760,27 @@ impl Picker<'_> {
                 None => level_inputs.push((r.level, self.v.files(r.level).to_vec())),
             }
         }
+        // With `incremental`, outputs are also cut at the next older run's file boundaries
+        // when that run is deeper than level 1 (to align the runs' files for later
+        // incremental picks), and may then grow to twice the target size.
+        let bottommost = end == runs.len() - 1;
+        let grandparents = match runs.get(end + 1) {
+            Some(next) if self.u.incremental && next.level > 1 => self.v.files(next.level).to_vec(),
+            _ => Vec::new(),
+        };
+        let mut output_file_size = max_output_file_size(self.opts, output_level);
+        if !bottommost && !grandparents.is_empty() {
+            output_file_size = output_file_size.saturating_mul(2);
+        }
         let mut plan = CompactionPlan {
             level: start_level,
             output_level,
-            bottommost: end == runs.len() - 1,
+            bottommost,
             disable_compression: !compress,
-            output_file_size: Some(u64::MAX), // universal outputs are not cut by size
+            output_file_size: Some(output_file_size),
             rewrite: true,
+            grandparents,
+            max_grandparent_overlap: self.max_grandparent_overlap(),
             ..Default::default()
         };
         if start_level == 0 {
@@ -488,17 +803,18 @@ impl Picker<'_> {
 }
 
 /// A manual compaction under universal style (RocksDB's CompactRange with
-/// `kCompactAllLevels`): every file of every level into the last level, whatever range was
-/// asked for. None when the family is empty.
-pub fn pick_manual_universal(v: &Version, max_output_level: usize) -> Option<CompactionPlan> {
-    let last = max_output_level.min(v.num_levels() - 1);
+/// `kCompactAllLevels`): every file of every level into the last level (up to
+/// `CfConfig::max_output_level`), whatever range was asked for, its outputs cut at that
+/// level's `max_output_file_size`. None when the family is empty.
+pub fn pick_manual_universal(v: &Version, opts: &CfConfig) -> Option<CompactionPlan> {
+    let last = opts.max_output_level.min(v.num_levels() - 1);
     let start = (0..=last).find(|&l| v.num_files(l) > 0)?;
     let mut plan = CompactionPlan {
         level: start,
         output_level: last,
         inputs: v.files(start).to_vec(),
         bottommost: true,
-        output_file_size: Some(u64::MAX),
+        output_file_size: Some(max_output_file_size(opts, last)),
         rewrite: true,
         ..Default::default()
     };
@@ -772,7 +1088,7 @@ mod tests {
     #[test]
     fn manual_takes_every_level() {
         let v = version(&[(104, 10)], &[(3, 100), (5, 100), (6, 1000)]);
-        let p = pick_manual_universal(&v, v.num_levels() - 1).unwrap();
+        let p = pick_manual_universal(&v, &CfConfig { max_output_level: 6, ..opts() }).unwrap();
         assert_eq!((p.level, p.output_level), (0, 6));
         assert_eq!(p.middle.iter().map(|(l, _)| *l).collect::<Vec<_>>(), vec![3, 5]);
         assert_eq!(p.next_inputs.len(), 1);
@@ -785,5 +1101,193 @@ mod tests {
         assert_eq!(num_sorted_runs(&v), 4);
         let runs = sorted_runs(&v, Busy::default());
         assert_eq!(runs.iter().map(|r| r.level).collect::<Vec<_>>(), vec![0, 0, 3, 6]);
+    }
+
+    /// A file of `level` holding user keys `lo..=hi` (3-digit numbers).
+    fn ranged(number: u64, lo: u32, hi: u32, size: u64) -> Arc<FileMetaData> {
+        Arc::new(FileMetaData {
+            number,
+            file_size: size,
+            smallest: make_internal_key(format!("{lo:03}").as_bytes(), number * 10, ValueType::Value),
+            largest: make_internal_key(format!("{hi:03}").as_bytes(), number * 10, ValueType::Value),
+            smallest_seqno: number * 10,
+            largest_seqno: number * 10,
+            ..Default::default()
+        })
+    }
+
+    /// Level 5: six files of 10 bytes, `i*10+1..=i*10+5` (numbers 51..56); level 6: six
+    /// files `i*10..=i*10+9` (numbers 61..66) of the given sizes; `more` added.
+    fn two_runs(bottom_sizes: [u64; 6], more: Vec<(u32, Arc<FileMetaData>)>) -> Version {
+        let mut files = more;
+        for i in 0..6u32 {
+            files.push((5, ranged(51 + u64::from(i), i * 10 + 1, i * 10 + 5, 10)));
+            files.push((6, ranged(61 + u64::from(i), i * 10, i * 10 + 9, bottom_sizes[i as usize])));
+        }
+        Version::new(bytewise_internal_comparator(), 7, files)
+    }
+
+    fn incremental_opts(max_compaction_bytes: u64) -> CfConfig {
+        let mut o = opts();
+        o.level0_file_num_compaction_trigger = 2;
+        o.universal.max_size_amplification_percent = 10;
+        o.universal.incremental = true;
+        o.max_compaction_bytes = max_compaction_bytes;
+        o
+    }
+
+    /// RocksDB's PickIncrementalForReduceSizeAmp, worked by hand: with max_compaction_bytes
+    /// 100 the window grows past 50 bytes and is measured. Over level 6's sizes 100, 100, 5,
+    /// 5, 100, 100 the windows measured are {51} (fanout 10), {52} (10), {53, 54, 55}
+    /// (110 / 30) and {56} (10): the third wins (under 1.8 * 410 / 60), with the level-6
+    /// files it overlaps.
+    #[test]
+    fn incremental_takes_the_window_of_lowest_fanout() {
+        let v = two_runs([100, 100, 5, 5, 100, 100], Vec::new());
+        let p = pick_universal(&v, &incremental_opts(100), Busy::default(), 0).unwrap();
+        assert_eq!((p.level, p.output_level), (5, 6));
+        assert_eq!(numbers(&p.inputs), vec![53, 54, 55]);
+        assert_eq!(numbers(&p.next_inputs), vec![63, 64, 65]);
+        assert!(p.middle.is_empty() && p.bottommost);
+        assert_eq!(p.input_bytes(), 140);
+        // Without `incremental`: both runs whole.
+        let mut o = incremental_opts(100);
+        o.universal.incremental = false;
+        let p = pick_universal(&v, &o, Busy::default(), 0).unwrap();
+        assert_eq!((p.inputs.len(), p.next_inputs.len()), (6, 6));
+        assert_eq!(p.input_bytes(), 470);
+    }
+
+    /// Even sizes: every window has the same fanout; the first over the size wins. With a
+    /// larger max_compaction_bytes the window is wider.
+    #[test]
+    fn incremental_window_follows_max_compaction_bytes() {
+        let v = two_runs([100; 6], Vec::new());
+        let p = pick_universal(&v, &incremental_opts(100), Busy::default(), 0).unwrap();
+        assert_eq!((numbers(&p.inputs), numbers(&p.next_inputs)), (vec![51], vec![61]));
+        let p = pick_universal(&v, &incremental_opts(600), Busy::default(), 0).unwrap();
+        assert_eq!((numbers(&p.inputs), numbers(&p.next_inputs)), (vec![51, 52, 53], vec![61, 62, 63]));
+        assert!(p.input_bytes() <= 600);
+    }
+
+    /// The runs above the second-last one give their files lying within the range (up to a
+    /// level-0 run, which is never split); the start level is then the highest.
+    #[test]
+    fn incremental_takes_upper_runs_within_the_range() {
+        let more = vec![(0, ranged(90, 0, 59, 1)), (4, ranged(41, 22, 28, 1)), (4, ranged(42, 52, 58, 1))];
+        let v = two_runs([100, 100, 5, 5, 100, 100], more);
+        let p = pick_universal(&v, &incremental_opts(100), Busy::default(), 0).unwrap();
+        assert_eq!((p.level, p.output_level), (4, 6));
+        assert_eq!(numbers(&p.inputs), vec![41]);
+        assert_eq!(p.middle.len(), 1);
+        assert_eq!((p.middle[0].0, numbers(&p.middle[0].1)), (5, vec![53, 54, 55]));
+        assert_eq!(numbers(&p.next_inputs), vec![63, 64, 65]);
+    }
+
+    /// No window under 1.8 times the full compaction's fanout, or a second-last run in level
+    /// 0: the whole runs, as without `incremental`.
+    #[test]
+    fn incremental_falls_back_to_the_whole_runs() {
+        // Level 0 as the second-last run.
+        let v = Version::new(
+            bytewise_internal_comparator(),
+            7,
+            vec![(0, ranged(90, 0, 59, 100)), (6, ranged(61, 0, 29, 300)), (6, ranged(62, 30, 59, 300))],
+        );
+        let p = pick_universal(&v, &incremental_opts(100), Busy::default(), 0).unwrap();
+        assert_eq!((p.inputs.len(), p.next_inputs.len()), (1, 2));
+        // A big level-0 run makes the threshold 1.8 * 200 / 1020: every window's fanout (10)
+        // is over it.
+        let v = Version::new(
+            bytewise_internal_comparator(),
+            7,
+            vec![
+                (0, ranged(90, 0, 59, 1000)),
+                (5, ranged(51, 1, 5, 10)),
+                (5, ranged(52, 31, 35, 10)),
+                (6, ranged(61, 0, 29, 100)),
+                (6, ranged(62, 30, 59, 100)),
+            ],
+        );
+        let p = pick_universal(&v, &incremental_opts(100), Busy::default(), 0).unwrap();
+        assert_eq!((p.level, numbers(&p.inputs)), (0, vec![90]));
+        assert_eq!((p.middle[0].0, numbers(&p.middle[0].1)), (5, vec![51, 52]));
+        assert_eq!(numbers(&p.next_inputs), vec![61, 62]);
+    }
+
+    /// RocksDB's SetupOtherInputs: the second-last run's inputs grow to the files within
+    /// the range of what they take below, when that adds no file below and stays under twice
+    /// max_compaction_bytes.
+    #[test]
+    fn setup_other_inputs_grows_within_the_output_range() {
+        let files = vec![
+            (5, ranged(51, 21, 25, 10)),
+            (5, ranged(52, 31, 35, 10)),
+            (5, ranged(53, 45, 47, 10)),
+            (6, ranged(61, 20, 39, 100)),
+            (6, ranged(62, 40, 49, 100)),
+        ];
+        let v = Version::new(bytewise_internal_comparator(), 7, files);
+        let o = incremental_opts(1000);
+        let runs = sorted_runs(&v, Busy::default());
+        let picker = Picker {
+            v: &v,
+            opts: &o,
+            u: &o.universal,
+            runs: &runs,
+            busy: Busy::default(),
+            periodic_limit: None,
+            max_output_level: 6,
+        };
+        let (ins, out) = picker.setup_other_inputs(5, vec![v.files(5)[0].clone()], 6).unwrap();
+        assert_eq!((numbers(&ins), numbers(&out)), (vec![51, 52], vec![61]));
+        // Over the limit (2 * 50 <= 100 + 20): not grown.
+        let o = incremental_opts(50);
+        let picker = Picker { opts: &o, u: &o.universal, ..picker };
+        let (ins, _) = picker.setup_other_inputs(5, vec![v.files(5)[0].clone()], 6).unwrap();
+        assert_eq!(numbers(&ins), vec![51]);
+        // A busy file below: no compaction.
+        let busy_files: HashSet<u64> = [61].into_iter().collect();
+        let picker = Picker { busy: Busy { files: Some(&busy_files), ..Default::default() }, ..picker };
+        assert!(picker.setup_other_inputs(5, vec![v.files(5)[0].clone()], 6).is_none());
+    }
+
+    /// RocksDB's GetCleanInputsWithinInterval: files wholly inside, less those sharing a
+    /// user key with a neighbour left out.
+    #[test]
+    fn clean_inputs_within_drops_split_keys() {
+        let v = Version::new(
+            bytewise_internal_comparator(),
+            7,
+            vec![
+                (3, ranged(31, 0, 9, 1)),
+                (3, ranged(32, 10, 19, 1)),
+                (3, ranged(33, 19, 29, 1)),
+                (3, ranged(34, 30, 39, 1)),
+            ],
+        );
+        let k = |n: u32| make_internal_key(format!("{n:03}").as_bytes(), 0, ValueType::Value);
+        assert_eq!(numbers(&clean_inputs_within(&v, 3, &k(0), &k(39))), vec![31, 32, 33, 34]);
+        // 32 and 33 share key 19: taking 32 without 33 would split it.
+        assert_eq!(numbers(&clean_inputs_within(&v, 3, &k(0), &k(25))), vec![31]);
+        assert_eq!(numbers(&clean_inputs_within(&v, 3, &k(15), &k(39))), vec![34]);
+        assert_eq!(numbers(&clean_inputs_within(&v, 3, &k(5), &k(35))), vec![32, 33]);
+    }
+
+    #[test]
+    fn outputs_are_cut_at_the_target_file_size_below_level_0() {
+        let v = version(&[(104, 10), (103, 10), (102, 10), (101, 10)], &[]);
+        let p = pick_universal(&v, &opts(), Busy::default(), 0).unwrap();
+        assert_eq!(p.output_file_size, Some(opts().target_file_size(6)));
+        let mut o = opts();
+        o.num_levels = 1;
+        o.max_output_level = 0;
+        let v1 = Version::new(
+            bytewise_internal_comparator(),
+            1,
+            v.files(0).iter().map(|f| (0, f.clone())).collect(),
+        );
+        let p = pick_universal(&v1, &o, Busy::default(), 0).unwrap();
+        assert_eq!((p.output_level, p.output_file_size), (0, Some(u64::MAX)));
     }
 }

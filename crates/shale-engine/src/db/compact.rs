@@ -315,6 +315,8 @@ impl DbInner {
                         preallocation: this.output_preallocation(cf, plan, target_file_size),
                         output_hash: super::verify_output::wants_hash(cf.config()),
                         partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
+                        grandparents: if plan.output_level == 0 { &[] } else { &plan.grandparents },
+                        max_grandparent_overlap: plan.max_grandparent_overlap.unwrap_or(u64::MAX),
                         seqno_time: times.mapping.clone(),
                         preserve_time_min_seqno: times.preserve_time_min_seqno,
                         proximal_after_seqno,
@@ -770,10 +772,7 @@ impl DbInner {
                         };
                         crate::compaction::fifo::pick_fifo(&c.current, cf.config(), busy, picker::unix_now())
                     } else {
-                        crate::compaction::universal::pick_manual_universal(
-                            &c.current,
-                            cf.config().max_output_level,
-                        )
+                        crate::compaction::universal::pick_manual_universal(&c.current, cf.config())
                     }
                 };
                 // Universal compacts everything into the last level (FIFO, refused a level

@@ -121,6 +121,8 @@ impl super::DbInner {
                 compact_cursor: None,
                 output_temperature: None,
                 trivial_copy: false,
+                grandparents: Vec::new(),
+                max_grandparent_overlap: None,
             };
             (cfs.handle.clone(), plan)
         };
@@ -170,6 +172,8 @@ impl super::DbInner {
             range: (None, None),
             output_hash: super::verify_output::wants_hash(cf.config()),
             partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
+            grandparents: &[],
+            max_grandparent_overlap: u64::MAX,
             seqno_time: times.mapping,
             preserve_time_min_seqno: times.preserve_time_min_seqno,
             // The primary runs a compaction with per-key placement itself (`compact.rs`).

@@ -125,6 +125,7 @@ mod txn_bank;
 mod txn_semantics;
 mod txn_two_phase;
 mod universal_compaction;
+mod universal_incremental;
 mod wide_columns;
 mod wide_columns_blob;
 mod wide_columns_blob_write;

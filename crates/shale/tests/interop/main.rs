@@ -95,6 +95,7 @@ mod timestamps_blob_33;
 mod timestamps_prefix_extractor;
 mod tools_ldb_get;
 mod txn_interop_2pc;
+mod universal_incremental;
 mod wal_options;
 mod wal_recycle;
 mod wal_tracking_manifest;
