@@ -30,7 +30,7 @@
 //! leaves in the WAL and the memtables in place of a large value. A wide-column entity (RocksDB's PutEntity) is
 //! `0x16 key entity | 0x17 cf key entity`, the entity encoded as `wide_columns.rs` draws it.
 
-use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
+use crate::coding::{put_length_prefixed_slice, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueType};
 
@@ -262,18 +262,6 @@ impl Batch {
         }
     }
 
-    /// Starts a counted record: bumps the count and writes the tag (and cf id).
-    fn begin_record(&mut self, cf: u32, default_tag: u8, cf_tag: u8) {
-        self.ensure_header();
-        self.set_count(self.count().wrapping_add(1));
-        if cf == 0 {
-            self.rep.push(default_tag);
-        } else {
-            self.rep.push(cf_tag);
-            put_varint32(&mut self.rep, cf);
-        }
-    }
-
     /// RocksDB refuses (and rust-rocksdb then ignores) keys or values over 4 GiB.
     fn too_large(parts: &[&[u8]]) -> bool {
         parts.iter().any(|p| p.len() > u32::MAX as usize)
@@ -287,10 +275,26 @@ impl Batch {
         // growing the buffer piece by piece reallocated it three or four times for one put.
         let v_len = value.map_or(0, |v| v.len() + 5);
         self.rep.reserve(HEADER_SIZE.saturating_sub(self.rep.len()) + 1 + 5 + 5 + key.len() + v_len);
-        self.begin_record(cf, tags.0, tags.1);
-        put_length_prefixed_slice(&mut self.rep, key);
+        self.ensure_header();
+        self.set_count(self.count().wrapping_add(1));
+        // Tag, family and key length, then value length, each gathered on the stack and
+        // appended in one piece (not byte by byte).
+        let mut head = [0u8; 11];
+        let mut n = 1;
+        if cf == 0 {
+            head[0] = tags.0;
+        } else {
+            head[0] = tags.1;
+            n = varint_into(&mut head, n, cf);
+        }
+        n = varint_into(&mut head, n, key.len() as u32);
+        self.rep.extend_from_slice(&head[..n]);
+        self.rep.extend_from_slice(key);
         if let Some(v) = value {
-            put_length_prefixed_slice(&mut self.rep, v);
+            let mut len = [0u8; 5];
+            let m = varint_into(&mut len, 0, v.len() as u32);
+            self.rep.extend_from_slice(&len[..m]);
+            self.rep.extend_from_slice(v);
         }
     }
 
@@ -698,6 +702,18 @@ fn unsupported_tag_name(t: u8) -> Option<&'static str> {
         tag::COMMIT_XID_AND_TIMESTAMP => "CommitXIDAndTimestamp",
         _ => return None,
     })
+}
+
+/// Writes `v` as a varint32 at `buf[pos..]` (room for 5 bytes); returns the end.
+#[inline(always)]
+fn varint_into(buf: &mut [u8], mut pos: usize, mut v: u32) -> usize {
+    while v >= 0x80 {
+        buf[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    buf[pos] = v as u8;
+    pos + 1
 }
 
 /// The varint32 at `data[pos..]` and its length; None when truncated or too long.
