@@ -1289,11 +1289,12 @@ mod tests {
     #[test]
     fn hinted_inserts_fix_the_splice_partially() {
         let list = Arc::new(SkipList::new(bytewise_internal_comparator(), 4096));
-        let mut model: BTreeMap<(Vec<u8>, Reverse<u64>), (Vec<u8>, Vec<u8>)> = BTreeMap::new();
+        type Model = BTreeMap<(Vec<u8>, Reverse<u64>), (Vec<u8>, Vec<u8>)>;
+        let mut model: Model = BTreeMap::new();
         let mut hint = InsertHint::default();
         let mut rng = SmallRng::seed_from_u64(7);
         let key = |i: u64| format!("k{i:08}").into_bytes();
-        let insert = |i: u64, seq: u64, model: &mut BTreeMap<_, _>, hint: &mut InsertHint| {
+        let insert = |i: u64, seq: u64, model: &mut Model, hint: &mut InsertHint| {
             let uk = key(i);
             let tr = pack_seq_and_type(seq, ValueType::Value);
             let fresh = !model.contains_key(&(uk.clone(), Reverse(tr)));
@@ -1309,7 +1310,7 @@ mod tests {
         for i in 0..2000 {
             insert(i * 10, 1, &mut model, &mut hint);
         }
-        let check = |model: &BTreeMap<(Vec<u8>, Reverse<u64>), (Vec<u8>, Vec<u8>)>| {
+        let check = |model: &Model| {
             let probes: Vec<(Vec<u8>, u64)> =
                 (0..200).map(|j| (key(j * 97), pack_seq_and_type(2, ValueType::Value))).collect();
             check_scans_and_probes(&list, model, &probes, |uk, tr| (uk.to_vec(), Reverse(tr)));
