@@ -505,14 +505,14 @@ impl SkipList {
         let (node, height) = self.new_node(user_key, trailer, value, concurrent);
         if concurrent {
             let mut splice = Splice::EMPTY;
-            return self.link::<false>(node, height, &mut splice);
+            return self.link(node, height, &mut splice, false);
         }
         let Some(mut kept) = self.splice.try_lock() else {
             let mut splice = Splice::EMPTY;
-            return self.link::<false>(node, height, &mut splice);
+            return self.link(node, height, &mut splice, false);
         };
         self.refresh_splice(&mut kept);
-        self.link::<false>(node, height, &mut kept)
+        self.link(node, height, &mut kept, false)
     }
 
     /// A node of random height holding `user_key | trailer -> value`, not yet linked: its
@@ -553,12 +553,11 @@ impl SkipList {
     }
 
     /// Links the written `node` of `height` into every level below it, starting from
-    /// `splice` (RocksDB's `InlineSkipList::Insert<UseCAS = true>`; `PARTIAL`: its
-    /// `allow_partial_splice_fix`, see the module comment; a constant, so the all-or-nothing
-    /// version is compiled without the partial walk), and leaves in `splice` the place
+    /// `splice` (RocksDB's `InlineSkipList::Insert<UseCAS = true>`; `partial`: its
+    /// `allow_partial_splice_fix`, see the module comment), and leaves in `splice` the place
     /// after the node. Returns false, linking nothing, when an entry with an equal key is
     /// present (the node's memory is simply left unused).
-    fn link<const PARTIAL: bool>(&self, node: *mut u8, height: usize, splice: &mut Splice) -> bool {
+    fn link(&self, node: *mut u8, height: usize, splice: &mut Splice, partial: bool) -> bool {
         // SAFETY: the node's entry is fully written and the arena outlives this call.
         let key = unsafe { node_key(node) };
         // Raise the list's height first: readers that see the new height before the head's
@@ -590,7 +589,7 @@ impl SkipList {
             // Find the lowest level of the kept splice that still brackets the key; levels
             // below it are searched from there. A level that is not tight (nodes linked
             // inside it since) is passed over; one that does not bracket the key sends the
-            // search to the top, or with `PARTIAL` on to the first level whose node on
+            // search to the top, or with `partial` on to the first level whose node on
             // that side differs.
             while recompute < max_height {
                 let (p, n) = (splice.prev[recompute], splice.next[recompute]);
@@ -599,7 +598,7 @@ impl SkipList {
                     recompute += 1;
                 } else if p != head && !self.key_is_after_node(key, p) {
                     // The key is before the splice.
-                    if !PARTIAL {
+                    if !partial {
                         recompute = max_height;
                     } else {
                         // Levels whose left node is the same need no more comparisons.
@@ -609,7 +608,7 @@ impl SkipList {
                     }
                 } else if self.key_is_after_node(key, n) {
                     // The key is after the splice.
-                    if !PARTIAL {
+                    if !partial {
                         recompute = max_height;
                     } else {
                         while recompute < max_height && splice.next[recompute] == n {
@@ -1108,7 +1107,7 @@ impl SkipList {
     ) -> bool {
         let (node, height) = self.new_node(user_key, trailer, value, true);
         self.refresh_splice(&mut hint.splice);
-        self.link::<true>(node, height, &mut hint.splice)
+        self.link(node, height, &mut hint.splice, true)
     }
 
     /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
@@ -1123,7 +1122,7 @@ impl SkipList {
     ) -> bool {
         let (node, height) = self.new_node(user_key, trailer, value, false);
         self.refresh_splice(&mut hint.splice);
-        self.link::<true>(node, height, &mut hint.splice)
+        self.link(node, height, &mut hint.splice, true)
     }
 }
 
