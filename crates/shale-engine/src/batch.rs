@@ -30,7 +30,7 @@
 //! leaves in the WAL and the memtables in place of a large value. A wide-column entity (RocksDB's PutEntity) is
 //! `0x16 key entity | 0x17 cf key entity`, the entity encoded as `wide_columns.rs` draws it.
 
-use crate::coding::{put_length_prefixed_slice, put_varint32, Decoder};
+use crate::coding::{put_length_prefixed_slice, Decoder};
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueType};
 
@@ -125,6 +125,41 @@ impl Default for Batch {
     }
 }
 
+thread_local! {
+    /// The buffer of the last batch this thread dropped, for the next batch it makes: a
+    /// writer that makes and writes one batch a put (rust-rocksdb's `put`, which consumes
+    /// its batch) reuses one buffer instead of allocating and freeing one each time, as
+    /// db_bench reuses its `WriteBatch`.
+    static SPARE_REP: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest buffer kept as [`SPARE_REP`] (a larger one is freed).
+const SPARE_REP_MAX: usize = 16 << 10;
+
+/// An empty buffer with room for `capacity` bytes: this thread's spare when it is large
+/// enough.
+fn fresh_rep(capacity: usize) -> Vec<u8> {
+    let spare = SPARE_REP.try_with(|s| s.take()).unwrap_or_default();
+    if spare.capacity() >= capacity {
+        spare
+    } else {
+        Vec::with_capacity(capacity)
+    }
+}
+
+impl Drop for Batch {
+    /// Keeps a small buffer as this thread's spare (see [`SPARE_REP`]).
+    fn drop(&mut self) {
+        let cap = self.rep.capacity();
+        if cap != 0 && cap <= SPARE_REP_MAX {
+            let mut rep = std::mem::take(&mut self.rep);
+            rep.clear();
+            // A thread being torn down has no spare any more: the buffer is freed.
+            let _ = SPARE_REP.try_with(|s| s.set(rep));
+        }
+    }
+}
+
 /// A decoded record, counted or not.
 pub enum Record<'a> {
     Entry(BatchEntry<'a>),
@@ -158,18 +193,14 @@ pub fn one_record_capacity(key_value_bytes: usize) -> usize {
 impl Batch {
     /// An empty batch: a zero header.
     pub fn new() -> Self {
-        Batch {
-            rep: vec![0u8; HEADER_SIZE],
-            has_merge: Some(false),
-            unsupported: None,
-            wal_end: None,
-            ts_writes: Vec::new(),
-        }
+        let mut rep = fresh_rep(HEADER_SIZE);
+        rep.resize(HEADER_SIZE, 0);
+        Batch { rep, has_merge: Some(false), unsupported: None, wal_end: None, ts_writes: Vec::new() }
     }
 
     /// An empty batch with room for `capacity_bytes` bytes of records.
     pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
-        let mut rep = Vec::with_capacity(capacity_bytes.max(HEADER_SIZE));
+        let mut rep = fresh_rep(capacity_bytes.max(HEADER_SIZE));
         rep.resize(HEADER_SIZE, 0);
         Batch { rep, has_merge: Some(false), unsupported: None, wal_end: None, ts_writes: Vec::new() }
     }
@@ -232,18 +263,6 @@ impl Batch {
         }
     }
 
-    /// Starts a counted record: bumps the count and writes the tag (and cf id).
-    fn begin_record(&mut self, cf: u32, default_tag: u8, cf_tag: u8) {
-        self.ensure_header();
-        self.set_count(self.count().wrapping_add(1));
-        if cf == 0 {
-            self.rep.push(default_tag);
-        } else {
-            self.rep.push(cf_tag);
-            put_varint32(&mut self.rep, cf);
-        }
-    }
-
     /// RocksDB refuses (and rust-rocksdb then ignores) keys or values over 4 GiB.
     fn too_large(parts: &[&[u8]]) -> bool {
         parts.iter().any(|p| p.len() > u32::MAX as usize)
@@ -257,10 +276,26 @@ impl Batch {
         // growing the buffer piece by piece reallocated it three or four times for one put.
         let v_len = value.map_or(0, |v| v.len() + 5);
         self.rep.reserve(HEADER_SIZE.saturating_sub(self.rep.len()) + 1 + 5 + 5 + key.len() + v_len);
-        self.begin_record(cf, tags.0, tags.1);
-        put_length_prefixed_slice(&mut self.rep, key);
+        self.ensure_header();
+        self.set_count(self.count().wrapping_add(1));
+        // Tag, family and key length, then value length, each gathered on the stack and
+        // appended in one piece (not byte by byte).
+        let mut head = [0u8; 11];
+        let mut n = 1;
+        if cf == 0 {
+            head[0] = tags.0;
+        } else {
+            head[0] = tags.1;
+            n = varint_into(&mut head, n, cf);
+        }
+        n = varint_into(&mut head, n, key.len() as u32);
+        self.rep.extend_from_slice(&head[..n]);
+        self.rep.extend_from_slice(key);
         if let Some(v) = value {
-            put_length_prefixed_slice(&mut self.rep, v);
+            let mut len = [0u8; 5];
+            let m = varint_into(&mut len, 0, v.len() as u32);
+            self.rep.extend_from_slice(&len[..m]);
+            self.rep.extend_from_slice(v);
         }
     }
 
@@ -569,11 +604,20 @@ impl Batch {
         if self.rep.len() < HEADER_SIZE {
             return Err(Error::corruption("malformed WriteBatch (too small)"));
         }
-        let mut input = Decoder::new(&self.rep[HEADER_SIZE..]);
+        let body = &self.rep[HEADER_SIZE..];
+        let mut pos = 0;
         let mut found = 0u32;
-        while !input.is_empty() {
-            let offset = self.rep.len() - input.remaining().len();
-            if let Record::Entry(e) = decode_record(&mut input, offset)? {
+        while let Some(rest) = body.get(pos..).filter(|r| !r.is_empty()) {
+            if let Some((e, n)) = decode_entry_fast(rest) {
+                pos += n;
+                found = found.wrapping_add(1);
+                f(e)?;
+                continue;
+            }
+            let mut input = Decoder::new(rest);
+            let r = decode_record(&mut input, HEADER_SIZE + pos)?;
+            pos = body.len() - input.remaining().len();
+            if let Record::Entry(e) = r {
                 found = found.wrapping_add(1);
                 f(e)?;
             }
@@ -648,6 +692,10 @@ impl<'a> Iterator for Records<'a> {
         if self.failed || self.input.is_empty() {
             return None;
         }
+        if let Some((e, n)) = decode_entry_fast(self.input.remaining()) {
+            self.input.bytes(n);
+            return Some(Ok(Record::Entry(e)));
+        }
         let offset = self.len - self.input.remaining().len();
         let r = decode_record(&mut self.input, offset);
         self.failed = r.is_err();
@@ -664,6 +712,69 @@ fn unsupported_tag_name(t: u8) -> Option<&'static str> {
         tag::COMMIT_XID_AND_TIMESTAMP => "CommitXIDAndTimestamp",
         _ => return None,
     })
+}
+
+/// Writes `v` as a varint32 at `buf[pos..]` (room for 5 bytes); returns the end.
+#[inline(always)]
+fn varint_into(buf: &mut [u8], mut pos: usize, mut v: u32) -> usize {
+    while v >= 0x80 {
+        buf[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    buf[pos] = v as u8;
+    pos + 1
+}
+
+/// The varint32 at `data[pos..]` and its length; None when truncated or too long.
+#[inline(always)]
+fn varint32_at(data: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let b = *data.get(pos)?;
+    if b < 0x80 {
+        return Some((usize::from(b), 1));
+    }
+    crate::coding::decode_varint32(data.get(pos..)?).map(|(v, n)| (v as usize, n))
+}
+
+/// The record at the start of `data` when it is a whole Put, Delete, SingleDelete or Merge
+/// (of any family), and the bytes it takes: the records a write inserts, decoded without
+/// [`decode_record`]'s error paths. None for any other record, and for a malformed one
+/// (which `decode_record` then decodes into its error).
+#[inline(always)]
+fn decode_entry_fast(data: &[u8]) -> Option<(BatchEntry<'_>, usize)> {
+    let (value_type, has_cf, has_value) = match *data.first()? {
+        tag::VALUE => (ValueType::Value, false, true),
+        tag::CF_VALUE => (ValueType::Value, true, true),
+        tag::DELETION => (ValueType::Deletion, false, false),
+        tag::CF_DELETION => (ValueType::Deletion, true, false),
+        tag::SINGLE_DELETION => (ValueType::SingleDeletion, false, false),
+        tag::CF_SINGLE_DELETION => (ValueType::SingleDeletion, true, false),
+        tag::MERGE => (ValueType::Merge, false, true),
+        tag::CF_MERGE => (ValueType::Merge, true, true),
+        _ => return None,
+    };
+    let mut pos = 1;
+    let cf_id = if has_cf {
+        let (v, n) = varint32_at(data, pos)?;
+        pos += n;
+        v as u32
+    } else {
+        0
+    };
+    let (klen, n) = varint32_at(data, pos)?;
+    pos += n;
+    let key = data.get(pos..pos.checked_add(klen)?)?;
+    pos += klen;
+    let value: &[u8] = if has_value {
+        let (vlen, n) = varint32_at(data, pos)?;
+        pos += n;
+        let v = data.get(pos..pos.checked_add(vlen)?)?;
+        pos += vlen;
+        v
+    } else {
+        &[]
+    };
+    Some((BatchEntry { cf_id, value_type, key, value }, pos))
 }
 
 /// Decodes one record starting at byte `offset` of the batch.

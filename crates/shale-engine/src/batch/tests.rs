@@ -360,3 +360,89 @@ fn wide_column_entities_decode() {
     assert_eq!(seen, vec![(3, ValueType::WideColumnEntity, b"k".to_vec(), entity.clone())]);
     assert!(b.clone().put_entity(b"x", &[(b"a", b"1"), (b"a", b"2")]).is_err());
 }
+
+/// `decode_entry_fast` (the write path's decoding) answers as `decode_record` does, or
+/// leaves the record to it: on every record of every kind, with one-byte and longer length
+/// and family varints, and on every truncation of each (where it must answer None and
+/// `decode_record` gives the error).
+#[test]
+fn fast_decoding_agrees_with_decode_record() {
+    let long_key = vec![b'k'; 200];
+    let long_value = vec![b'v'; 20_000];
+    let mut b = every_op();
+    b.put(&long_key, &long_value);
+    b.put_cf(70_000, &long_key, b"x");
+    b.merge_cf(1, b"m", &long_value);
+    b.delete_cf(128, &long_key);
+    b.single_delete(&long_key);
+    let body = &b.data()[HEADER_SIZE..];
+    let mut pos = 0;
+    let mut fast = 0;
+    while pos < body.len() {
+        let rest = &body[pos..];
+        let mut input = Decoder::new(rest);
+        let slow = decode_record(&mut input, HEADER_SIZE + pos).unwrap();
+        let used = rest.len() - input.remaining().len();
+        if let Some((e, n)) = decode_entry_fast(rest) {
+            fast += 1;
+            assert_eq!(n, used, "record at {pos}");
+            assert!(matches!(slow, Record::Entry(s) if s == e), "record at {pos}");
+        } else {
+            assert!(
+                matches!(
+                    slow,
+                    Record::LogData | Record::Entry(BatchEntry { value_type: ValueType::RangeDeletion, .. })
+                ),
+                "only range deletions and LogData take the slow path (record at {pos})"
+            );
+        }
+        for cut in 0..used {
+            assert_eq!(decode_entry_fast(&rest[..cut]), None, "record at {pos} cut to {cut}");
+            let mut input = Decoder::new(&rest[..cut]);
+            assert!(decode_record(&mut input, HEADER_SIZE + pos).is_err(), "record at {pos} cut to {cut}");
+        }
+        pos += used;
+    }
+    assert_eq!(fast, 14, "the Puts, Deletes, SingleDeletes and Merges");
+    // `for_each` and `records` see the same entries.
+    let all = entries(&b).unwrap();
+    let mut from_records = Vec::new();
+    for r in b.records() {
+        if let Record::Entry(e) = r.unwrap() {
+            from_records.push(o(e.cf_id, e.value_type, e.key, e.value));
+        }
+    }
+    assert_eq!(all, from_records);
+    assert_eq!(all.len(), b.len());
+    // A cut batch is reported as before, through the fast path's refusal.
+    let data = b.data();
+    let err = entries(&Batch::from_data(&data[..data.len() - 1])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corruption);
+}
+
+/// A dropped batch's buffer is the next batch's on the same thread (no allocation per
+/// put); the new batch starts empty whatever the old one held, and a buffer too small for
+/// the asked capacity, or too large to keep, is not used.
+#[test]
+fn a_dropped_batch_lends_its_buffer_to_the_next() {
+    let mut b = Batch::with_capacity_bytes(one_record_capacity(116));
+    b.put(b"key", [7u8; 100]);
+    b.set_sequence(99);
+    let addr = b.data().as_ptr();
+    drop(b);
+    let again = Batch::with_capacity_bytes(one_record_capacity(116));
+    assert_eq!(again.data().as_ptr(), addr, "the spare buffer is reused");
+    assert_eq!(again.data(), &[0u8; HEADER_SIZE][..], "an empty header, nothing of the old batch");
+    assert_eq!((again.count(), again.sequence()), (0, 0));
+    drop(again);
+    let small_spare = Batch::with_capacity_bytes(4096);
+    assert_ne!(small_spare.data().as_ptr(), addr, "a spare smaller than asked is not used");
+    drop(small_spare);
+    let mut big = Batch::new();
+    big.put(b"k", vec![1u8; SPARE_REP_MAX + 1]);
+    let big_addr = big.data().as_ptr();
+    drop(big);
+    let next = Batch::with_capacity_bytes(SPARE_REP_MAX + 10);
+    assert_ne!(next.data().as_ptr(), big_addr, "a buffer above the limit is freed, not kept");
+    assert!(entries(&next).unwrap().is_empty());
+}

@@ -632,7 +632,12 @@ impl MemTable {
         }
         let protected;
         let value = if self.protection > 0 && t != ValueType::RangeDeletion {
-            let mut ikey = Vec::with_capacity(user_key.len() + 8);
+            // The internal key and the protected value on the stack when they are short
+            // (no allocation per write): RocksDB encodes the entry and then its checksum
+            // straight into the node; here the value and its checksum bytes go to the
+            // node in one piece.
+            let mut ikey: smallvec::SmallVec<[u8; 64]> =
+                smallvec::SmallVec::with_capacity(user_key.len() + 8);
             ikey.extend_from_slice(user_key);
             ikey.extend_from_slice(&packed.to_le_bytes());
             protected = self.protect(&ikey, value);
@@ -769,10 +774,10 @@ impl MemTable {
 
     /// `memtable_protection_bytes_per_key`: `value` followed by its entry's checksum bytes
     /// (see the module comment), for the entry of internal key `ikey`.
-    fn protect(&self, ikey: &[u8], value: &[u8]) -> Vec<u8> {
+    fn protect(&self, ikey: &[u8], value: &[u8]) -> smallvec::SmallVec<[u8; 256]> {
         let n = usize::from(self.protection);
         let sum = entry_checksum(ikey, value).to_le_bytes();
-        let mut out = Vec::with_capacity(value.len() + n);
+        let mut out = smallvec::SmallVec::with_capacity(value.len() + n);
         out.extend_from_slice(value);
         out.extend_from_slice(&sum[..n]);
         out
