@@ -107,6 +107,12 @@ impl TableCache {
         }
     }
 
+    /// Whether the cache keeps every table open (`max_open_files = -1`, RocksDB's
+    /// `kInfiniteCapacity`).
+    pub fn is_unbounded(&self) -> bool {
+        self.capacity.is_none()
+    }
+
     /// RocksDB's `verify_sst_unique_id_in_manifest`: a block-based table opened whose
     /// MANIFEST entry records a unique id must give the same one from its properties
     /// (`BlockBasedTable::Open` with `expected_unique_id`), else Corruption.
@@ -263,6 +269,9 @@ impl TableCache {
     ) -> Result<Arc<TableEntry>> {
         let stats = self.statistics.as_deref();
         let name = filename::table_file_name(file.number);
+        // No file I/O under the DB mutex: what the picker and the properties need from a
+        // table is loaded when its Version is built (`file_stats.rs`).
+        shale_base::fs::db_mutex_check::assert_not_held_opening(&name);
         let opened = {
             let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
             record_tick(stats, Ticker::NoFileOpens, 1);

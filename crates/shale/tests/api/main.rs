@@ -113,6 +113,7 @@ mod stats_text_blob_line;
 mod table_formats_db;
 mod table_options_set;
 mod table_options_tbl;
+mod table_stats_off_mutex;
 mod thread_modes;
 mod tiered_placement;
 mod timestamps_bottommost_compaction;
