@@ -324,10 +324,9 @@ impl DbInner {
                 let mut rest = ranges.split_off(1);
                 let first = ranges.pop().unwrap_or((None, None));
                 // A compaction service compacts the whole job elsewhere (one input, one
-                // result; no subcompactions are formed when one is set).
-                // Shale's worker side writes one level (its result names no proximal
-                // outputs): a compaction with per-key placement runs here.
-                let service = this.compaction_service.lock().clone().filter(|_| proximal.is_none());
+                // result; no subcompactions are formed when one is set), per-key placement
+                // included (`remote_compaction.rs`).
+                let service = this.compaction_service.lock().clone();
                 let local = service.is_none();
                 let (r, extra_cpu) = if let Some(service) = service {
                     let new_number = || {
@@ -336,7 +335,18 @@ impl DbInner {
                         n
                     };
                     let out_dir = cf.table_dir(&this.path, output_path_id);
-                    (this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?, 0)
+                    (
+                        this.run_remote_compaction(
+                            cf,
+                            plan,
+                            &snapshots,
+                            &*service,
+                            &new_number,
+                            out_dir,
+                            proximal.is_some(),
+                        )?,
+                        0,
+                    )
                 } else if rest.is_empty() {
                     (run_range(first)?, 0)
                 } else {

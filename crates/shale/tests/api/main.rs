@@ -100,6 +100,7 @@ mod reads_iterators;
 mod recycle_log_file_num;
 mod refused_options;
 mod remote_compaction_blob;
+mod remote_compaction_tiered;
 mod row_cache;
 mod secondary_instance;
 mod set_options;
