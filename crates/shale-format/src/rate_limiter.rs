@@ -131,7 +131,12 @@ impl RateLimiter {
     /// `GenericRateLimiter::Request` does for a write (`rocksdb.rate.limiter.requests.write`,
     /// `.bytes.write`, `.delayed.requests.write`, `.total.wait.micros.write`, and
     /// `rocksdb.number.rate_limiter.drains` when a request waits for a refill).
-    pub fn request_counted(&self, bytes: usize, pri: IoPriority, stats: Option<&crate::statistics::Statistics>) {
+    pub fn request_counted(
+        &self,
+        bytes: usize,
+        pri: IoPriority,
+        stats: Option<&crate::statistics::Statistics>,
+    ) {
         let mut left = bytes as i64;
         while left > 0 {
             let chunk = left.min(self.single_burst());

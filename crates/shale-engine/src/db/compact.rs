@@ -335,18 +335,19 @@ impl DbInner {
                         n
                     };
                     let out_dir = cf.table_dir(&this.path, output_path_id);
-                    (
-                        this.run_remote_compaction(
-                            cf,
-                            plan,
-                            &snapshots,
-                            &*service,
-                            &new_number,
-                            out_dir,
-                            proximal.is_some(),
-                        )?,
-                        0,
-                    )
+                    let r =
+                        this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?;
+                    // RocksDB's primary puts each output the result marks
+                    // `is_proximal_level_output` among the proximal level's outputs
+                    // (`sub_compact->Outputs(true)`), which only a compaction with per-key
+                    // placement has.
+                    if proximal.is_none() && r.proximal.iter().any(|p| *p) {
+                        return Err(Error::corruption(
+                            "remote compaction result with proximal-level outputs for a compaction \
+                             without a proximal level",
+                        ));
+                    }
+                    (r, 0)
                 } else if rest.is_empty() {
                     (run_range(first)?, 0)
                 } else {

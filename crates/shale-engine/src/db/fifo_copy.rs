@@ -118,10 +118,8 @@ impl DbInner {
 }
 
 /// The database's rate limiter and statistics, for the copy's writes.
-type Limiter<'a> = (
-    &'a Arc<crate::rate_limiter::RateLimiter>,
-    Option<&'a Arc<crate::statistics::Statistics>>,
-);
+type Limiter<'a> =
+    (&'a Arc<crate::rate_limiter::RateLimiter>, Option<&'a Arc<crate::statistics::Statistics>>);
 
 /// Copies table `from` to `to`, `buffer` bytes at a time, and syncs it; returns the copy's
 /// recorded whole-file checksum (CRC32C when `checksum`, else RocksDB's "Unknown"). The

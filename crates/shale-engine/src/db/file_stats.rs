@@ -75,14 +75,17 @@ pub fn init_file_stats(table_cache: &TableCache, cf: &CfHandle, v: &Version, log
             }
         }
     }
-    let has_values =
-        |v: &Version| v.all_files().any(|(_, f)| f.table_stats.get().flatten().is_some_and(|s| s.raw_value_size > 0));
+    let has_values = |v: &Version| {
+        v.all_files().any(|(_, f)| f.table_stats.get().flatten().is_some_and(|s| s.raw_value_size > 0))
+    };
     if has_values(v) {
         return;
     }
     for level in (0..v.num_levels()).rev() {
         for f in v.files(level).iter().rev() {
-            if load(table_cache, cf, f, log) && f.table_stats.get().flatten().is_some_and(|s| s.raw_value_size > 0) {
+            if load(table_cache, cf, f, log)
+                && f.table_stats.get().flatten().is_some_and(|s| s.raw_value_size > 0)
+            {
                 return;
             }
         }

@@ -331,7 +331,8 @@ impl super::DbInner {
     /// plan's tables, the primary's snapshots, the database's id and latest OPTIONS file;
     /// each output the result lists is renamed from the result's `output_path` into
     /// `out_dir` under a new file number and described by the result's metadata. The caller
-    /// installs them as it installs its own outputs (one VersionEdit through log_and_apply).
+    /// installs them as it installs its own outputs (one VersionEdit through log_and_apply);
+    /// `JobResult::proximal` marks the outputs the result puts on the proximal level.
     pub fn run_remote_compaction(
         &self,
         cf: &super::CfHandle,
@@ -340,7 +341,6 @@ impl super::DbInner {
         service: &dyn CompactionService,
         new_number: &dyn Fn() -> u64,
         out_dir: &Path,
-        has_proximal: bool,
     ) -> Result<job::JobResult> {
         // RocksDB 11.8.1's CompactionServiceResult lists table files only (its
         // `CompactionServiceCompactionJob::Run` fills `output_files` from the table outputs and
@@ -383,16 +383,6 @@ impl super::DbInner {
                 "remote compaction failed (status code {}, subcode {}): {}",
                 result.status.code, result.status.subcode, result.status.message
             )));
-        }
-        // RocksDB's primary puts each output the result marks `is_proximal_level_output` among
-        // the compaction's proximal-level outputs (`sub_compact->Outputs(true)`), which only a
-        // compaction with per-key placement has.
-        if !has_proximal
-            && (result.has_proximal_level_output || result.output_files.iter().any(|f| f.is_proximal_level_output))
-        {
-            return Err(Error::corruption(
-                "remote compaction result with proximal-level outputs for a compaction without a proximal level",
-            ));
         }
         let mut outputs = Vec::new();
         let mut output_hashes = Vec::new();
@@ -438,7 +428,7 @@ impl super::DbInner {
         // RocksDB's VerifyOutputRecordCount: the records the worker says it wrote are those
         // its tables hold.
         let said = result.output_level_stats.get("num_output_records")
-            + if has_proximal { result.proximal_level_stats.get("num_output_records") } else { 0 };
+            + result.proximal_level_stats.get("num_output_records");
         if said != output_records {
             return Err(Error::corruption(format!(
                 "Number of keys in compaction output SST files does not match number of keys added. \

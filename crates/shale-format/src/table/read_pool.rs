@@ -150,7 +150,6 @@ impl Shared {
             st.idle -= 1;
         }
     }
-
 }
 
 impl Drop for ReadPool {

@@ -118,7 +118,9 @@ fn prefetch_threads() -> usize {
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .flatten()
-        .filter(|e| std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "shale-prefetch"))
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "shale-prefetch")
+        })
         .count()
 }
 

@@ -47,7 +47,8 @@ fn run(preclude: u32) -> (Vec<i32>, usize) {
     o.create_if_missing(true);
     o.set_disable_auto_compactions(true);
     let db = DB::open(&o, &dir).unwrap();
-    let worker = Arc::new(Worker { db: dir.clone(), out: tmp.path().join("out"), calls: AtomicUsize::new(0) });
+    let worker =
+        Arc::new(Worker { db: dir.clone(), out: tmp.path().join("out"), calls: AtomicUsize::new(0) });
     db.set_compaction_service(Some(worker.clone()));
     for round in 0..2 {
         for i in 0..100 {
