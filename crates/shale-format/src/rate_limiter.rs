@@ -112,8 +112,7 @@ impl RateLimiter {
         self.lock().bytes_per_sec
     }
 
-    /// Bytes granted so far to (low, high) priority.
-    #[cfg(test)]
+    /// Bytes granted so far to (low, high) priority (RocksDB's `GetTotalBytesThrough`).
     pub fn total_bytes(&self) -> [u64; 2] {
         self.lock().total_bytes
     }
@@ -125,10 +124,33 @@ impl RateLimiter {
 
     /// Blocks until `bytes` may be written at `pri`.
     pub fn request(&self, bytes: usize, pri: IoPriority) {
+        self.request_counted(bytes, pri, None);
+    }
+
+    /// As [`request`](Self::request), counting each granted request in `stats` as RocksDB's
+    /// `GenericRateLimiter::Request` does for a write (`rocksdb.rate.limiter.requests.write`,
+    /// `.bytes.write`, `.delayed.requests.write`, `.total.wait.micros.write`, and
+    /// `rocksdb.number.rate_limiter.drains` when a request waits for a refill).
+    pub fn request_counted(
+        &self,
+        bytes: usize,
+        pri: IoPriority,
+        stats: Option<&crate::statistics::Statistics>,
+    ) {
         let mut left = bytes as i64;
         while left > 0 {
             let chunk = left.min(self.single_burst());
-            self.request_chunk(chunk, pri);
+            let waited = self.request_chunk(chunk, pri);
+            if let Some(s) = stats {
+                use crate::statistics::Ticker;
+                s.record_tick(Ticker::RateLimiterRequestsWrite, 1);
+                s.record_tick(Ticker::RateLimiterBytesWrite, chunk as u64);
+                if let Some(w) = waited {
+                    s.record_tick(Ticker::NumberRateLimiterDrains, 1);
+                    s.record_tick(Ticker::RateLimiterDelayedRequestsWrite, 1);
+                    s.record_tick(Ticker::RateLimiterTotalWaitMicrosWrite, w.as_micros() as u64);
+                }
+            }
             left -= chunk;
         }
     }
@@ -167,8 +189,10 @@ impl RateLimiter {
         st.num_drains = 0;
     }
 
-    fn request_chunk(&self, bytes: i64, pri: IoPriority) {
+    /// Takes `bytes` (at most one burst) at `pri`; returns how long it waited, if it did.
+    fn request_chunk(&self, bytes: i64, pri: IoPriority) -> Option<Duration> {
         let p = pri as usize;
+        let started = Instant::now();
         let mut st = self.lock();
         let now = Instant::now();
         if self.auto_tuned && now >= st.tuned_time + self.refill_period * REFILLS_PER_TUNE {
@@ -210,6 +234,7 @@ impl RateLimiter {
         st.total_bytes[p] += bytes as u64;
         drop(st);
         self.cv.notify_all();
+        waited.then(|| started.elapsed())
     }
 }
 
@@ -219,13 +244,16 @@ pub struct RateLimitedFile {
     pub inner: Box<dyn crate::fs::WritableFile>,
     pub limiter: std::sync::Arc<RateLimiter>,
     pub pri: IoPriority,
+    /// The database's statistics, which count the requests (RocksDB's
+    /// `WritableFileWriter::stats_`).
+    pub stats: Option<std::sync::Arc<crate::statistics::Statistics>>,
 }
 
 impl crate::fs::WritableFile for RateLimitedFile {
     // Only appends ask the limiter; the rest (write-back, syncs) pass through.
     shale_base::forward_writable!(inner: flush, sync, size, range_sync, range_sync_strict, allocate, sync_handle);
     fn append(&mut self, data: &[u8]) -> crate::error::Result<()> {
-        self.limiter.request(data.len(), self.pri);
+        self.limiter.request_counted(data.len(), self.pri, self.stats.as_deref());
         self.inner.append(data)
     }
 }

@@ -1853,6 +1853,13 @@ pub fn record_tick(stats: Option<&Statistics>, ticker: Ticker, n: u64) {
 /// The tickers Shale counts, each where RocksDB counts it (see the callers of
 /// `record_tick`). Every other ticker has its reason in [`why_not_counted`].
 pub const COUNTED_TICKERS: &[Ticker] = &[
+    // Each request of a table write (flush, compaction, FIFO's trivial copy) to the rate
+    // limiter (`rate_limiter.rs`, RocksDB's GenericRateLimiter::Request).
+    Ticker::NumberRateLimiterDrains,
+    Ticker::RateLimiterBytesWrite,
+    Ticker::RateLimiterRequestsWrite,
+    Ticker::RateLimiterDelayedRequestsWrite,
+    Ticker::RateLimiterTotalWaitMicrosWrite,
     // Each read of a table file (`io_stats.rs`, RocksDB's RecordIOStats).
     Ticker::LastLevelReadBytes,
     Ticker::LastLevelReadCount,
@@ -2052,16 +2059,12 @@ pub fn why_not_counted(t: Ticker) -> Option<&'static str> {
         MergeOperationTotalTime => "not timed yet: merge operators run untimed (merge_operator.rs)",
         FilterOperationTotalTime => "not timed yet (compaction filters, compaction/job.rs)",
         CompactionCpuTotalTime => "not timed yet (per-thread CPU time of compaction jobs)",
-        NumberRateLimiterDrains
-        | RateLimiterBytesRead
-        | RateLimiterBytesWrite
+        RateLimiterBytesRead
         | RateLimiterRequestsRead
-        | RateLimiterRequestsWrite
         | RateLimiterDelayedRequestsRead
-        | RateLimiterDelayedRequestsWrite
-        | RateLimiterTotalWaitMicrosRead
-        | RateLimiterTotalWaitMicrosWrite => {
-            "not counted yet: the rate limiter (rate_limiter.rs) takes no statistics"
+        | RateLimiterTotalWaitMicrosRead => {
+            "zero, as in RocksDB: rust-rocksdb's rate limiters are kWritesOnly, so no read asks \
+             them (rate_limiter.rs)"
         }
         TxnPrepareMutexOverhead
         | TxnOldCommitMapMutexOverhead

@@ -322,6 +322,7 @@ impl Options {
         b.table_format = self.engine_table_format();
         // Flushes are high-priority writes; compactions lower it (`db/compact.rs`).
         b.rate_limiter = self.rate_limiter.clone().map(|l| (l, crate::rate_limiter::IoPriority::High));
+        b.rate_limiter_stats = self.rate_limiter.as_ref().and(self.statistics.clone());
         if t.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash {
             b.data_block_hash_ratio = Some(t.data_block_hash_ratio);
         }

@@ -52,6 +52,13 @@ pub mod db_mutex_check {
     pub fn assert_not_held(what: &std::path::Path) {
         debug_assert!(!held(), "{} synced while the DB mutex is held", what.display());
     }
+
+    /// Debug builds: panics (failing the test) if this thread holds the DB mutex while it
+    /// opens table `what` (an open reads the table's footer, properties, index and filter).
+    #[inline]
+    pub fn assert_not_held_opening(what: &str) {
+        debug_assert!(!held(), "table {what} opened while the DB mutex is held");
+    }
 }
 
 use std::path::Path;

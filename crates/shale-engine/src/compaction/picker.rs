@@ -305,17 +305,9 @@ pub struct Busy<'a> {
 pub type StatsFn<'a> = dyn Fn(&FileMetaData) -> Option<FileStats> + 'a;
 
 /// The counts of a table's properties RocksDB keeps in its `FileMetaData` to compensate
-/// deletions (`MaybeInitializeFileMetaData`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FileStats {
-    pub num_entries: u64,
-    pub num_deletions: u64,
-    pub num_range_deletions: u64,
-    pub raw_key_size: u64,
-    pub raw_value_size: u64,
-    /// The table's `rocksdb.newest.key.time` (0: unknown), FIFO's temperature change reads.
-    pub newest_key_time: u64,
-}
+/// deletions (`MaybeInitializeFileMetaData`), and its newest key time; loaded into
+/// `FileMetaData::table_stats` when a Version is built (`db/file_stats.rs`).
+pub type FileStats = crate::version::edit::TableStats;
 
 /// RocksDB's `ComputeCompensatedSizes`: a file's size, plus, when its point deletions are at
 /// least half its entries, `(2 * deletions - entries) * average value size * 2`, plus its

@@ -326,10 +326,9 @@ impl DbInner {
                 let mut rest = ranges.split_off(1);
                 let first = ranges.pop().unwrap_or((None, None));
                 // A compaction service compacts the whole job elsewhere (one input, one
-                // result; no subcompactions are formed when one is set).
-                // Shale's worker side writes one level (its result names no proximal
-                // outputs): a compaction with per-key placement runs here.
-                let service = this.compaction_service.lock().clone().filter(|_| proximal.is_none());
+                // result; no subcompactions are formed when one is set), per-key placement
+                // included (`remote_compaction.rs`).
+                let service = this.compaction_service.lock().clone();
                 let local = service.is_none();
                 let (r, extra_cpu) = if let Some(service) = service {
                     let new_number = || {
@@ -338,7 +337,19 @@ impl DbInner {
                         n
                     };
                     let out_dir = cf.table_dir(&this.path, output_path_id);
-                    (this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?, 0)
+                    let r =
+                        this.run_remote_compaction(cf, plan, &snapshots, &*service, &new_number, out_dir)?;
+                    // RocksDB's primary puts each output the result marks
+                    // `is_proximal_level_output` among the proximal level's outputs
+                    // (`sub_compact->Outputs(true)`), which only a compaction with per-key
+                    // placement has.
+                    if proximal.is_none() && r.proximal.iter().any(|p| *p) {
+                        return Err(Error::corruption(
+                            "remote compaction result with proximal-level outputs for a compaction \
+                             without a proximal level",
+                        ));
+                    }
+                    (r, 0)
                 } else if rest.is_empty() {
                     (run_range(first)?, 0)
                 } else {

@@ -7,6 +7,13 @@
 //! included, are the input's); its creation time is now and its whole-file checksum is the
 //! copy's. Nothing is read as entries and no compaction statistics are added; the ticker
 //! `rocksdb.fifo.change_temperature.compactions` counts it once installed (`compact.rs`).
+//!
+//! Rate limiting, as RocksDB 11.8.1's: the copy's writes ask the database's rate limiter at
+//! low priority, as compaction writes (`BackgroundCompaction` passes `IOOptions` with
+//! `rate_limiter_priority = IO_LOW` to `CopyFile` and to the destination's `Close`, and its
+//! `WritableFileWriter` takes the limiter from the DB's file options), counted in the
+//! `rocksdb.rate.limiter.*.write` tickers; its reads ask nothing (`CopyFile`'s
+//! `SequentialFileReader` is made without a rate limiter, "TODO: rate limit copy file").
 
 use std::sync::Arc;
 
@@ -70,8 +77,14 @@ impl DbInner {
                     temperature_name(temperature),
                     cf.config().fifo_trivial_copy_buffer_size
                 ));
-                let (checksum, func) =
-                    copy_table(&*this.fs, &from, &to, buffer, this.config.file_checksum_crc32c)?;
+                let (checksum, func) = copy_table(
+                    &*this.fs,
+                    &from,
+                    &to,
+                    buffer,
+                    this.config.file_checksum_crc32c,
+                    this.config.rate_limiter.as_ref().map(|l| (l, this.config.statistics.as_ref())),
+                )?;
                 this.fs.sync_dir(cf.table_dir(&this.path, output_path_id))?;
                 let mut m = f.as_ref().clone();
                 m.number = number;
@@ -104,18 +117,33 @@ impl DbInner {
     }
 }
 
+/// The database's rate limiter and statistics, for the copy's writes.
+type Limiter<'a> =
+    (&'a Arc<crate::rate_limiter::RateLimiter>, Option<&'a Arc<crate::statistics::Statistics>>);
+
 /// Copies table `from` to `to`, `buffer` bytes at a time, and syncs it; returns the copy's
-/// recorded whole-file checksum (CRC32C when `checksum`, else RocksDB's "Unknown").
+/// recorded whole-file checksum (CRC32C when `checksum`, else RocksDB's "Unknown"). The
+/// writes ask `limiter` at low priority (see the module comment).
 fn copy_table(
     fs: &dyn shale_base::fs::FileSystem,
     from: &std::path::Path,
     to: &std::path::Path,
     buffer: u64,
     checksum: bool,
+    limiter: Option<Limiter<'_>>,
 ) -> Result<(Vec<u8>, String)> {
     let src = fs.new_random_access_file(from)?;
     let total = src.size()?;
-    let (mut dst, tap) = crate::file_checksum::ChecksummedFile::wrap(fs.new_writable_file(to)?, checksum);
+    let mut file = fs.new_writable_file(to)?;
+    if let Some((limiter, stats)) = limiter {
+        file = Box::new(crate::rate_limiter::RateLimitedFile {
+            inner: file,
+            limiter: limiter.clone(),
+            pri: crate::rate_limiter::IoPriority::Low,
+            stats: stats.cloned(),
+        });
+    }
+    let (mut dst, tap) = crate::file_checksum::ChecksummedFile::wrap(file, checksum);
     let mut buf = vec![0u8; usize::try_from(buffer).unwrap_or(usize::MAX).min(64 << 20)];
     let mut off = 0u64;
     while off < total {

@@ -42,6 +42,7 @@ pub mod compact;
 pub mod delete_files;
 pub mod error_handler;
 pub mod fifo_copy;
+pub mod file_stats;
 pub mod flush;
 pub mod halt;
 pub mod info_log;

@@ -906,6 +906,8 @@ pub fn close(inner: &Arc<DbInner>) {
     if let Ok(mut wal) = inner.lock_or_halt(&inner.wal, "WAL") {
         let _ = wal.writer.flush();
     }
+    // `async_io`'s read threads: what is queued finishes, then they are joined.
+    inner.table_cache.read_pool.shutdown();
     inner.info_log.log(format_args!("Shutdown complete"));
 }
 

@@ -27,6 +27,35 @@ impl DbInner {
                 let delayed = self.lock_state().delayed_cfs > 0;
                 return Some(if delayed { self.write_control.delayed_write_rate() } else { 0 });
             }
+            "estimate-num-keys" => {
+                // The memtables' counts under the DB mutex, the tables' outside it (their
+                // properties may need a table opened).
+                let (mut n, v) = {
+                    let st = self.lock_state();
+                    let c = st.cfs.get(&cf.id)?;
+                    let mems = std::iter::once(&c.mem).chain(c.imm.iter().map(|(m, _)| m));
+                    let n: i64 = mems.map(|m| m.num_entries() as i64 - 2 * m.num_deletes() as i64).sum();
+                    (n, c.current.clone())
+                };
+                for (_, f) in v.all_files() {
+                    if let Ok(e) = self.table_cache.get(cf, f) {
+                        let p = e.table.properties();
+                        n += p.num_entries as i64 - 2 * p.num_deletions as i64;
+                    }
+                }
+                return Some(n.max(0) as u64);
+            }
+            // Shale's own (tests use it to see that filters spare data-block reads): data
+            // blocks read from the family's table files, block-cache hits excluded.
+            "shale.data-blocks-read" => {
+                let v = self.lock_state().cfs.get(&cf.id)?.current.clone();
+                return Some(
+                    v.all_files()
+                        .filter_map(|(_, f)| self.table_cache.get(cf, f).ok())
+                        .map(|e| e.table.data_blocks_read())
+                        .sum(),
+                );
+            }
             _ => {}
         }
         let st = self.lock_state();
@@ -62,16 +91,6 @@ impl DbInner {
             "shale.mem-table-hinted-inserts" => c.mem.hinted_inserts(),
             "num-entries-imm-mem-tables" => c.imm.iter().map(|(m, _)| m.num_entries()).sum(),
             "num-deletes-active-mem-table" => c.mem.num_deletes(),
-            "estimate-num-keys" => {
-                let mut n: i64 = mems().map(|m| m.num_entries() as i64 - 2 * m.num_deletes() as i64).sum();
-                for (_, f) in v.all_files() {
-                    if let Ok(e) = self.table_cache.get(cf, f) {
-                        let p = e.table.properties();
-                        n += p.num_entries as i64 - 2 * p.num_deletions as i64;
-                    }
-                }
-                n.max(0) as u64
-            }
             "total-sst-files-size" | "live-sst-files-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
             "estimate-live-data-size" => v.all_files().map(|(_, f)| f.file_size).sum(),
             // BlobDB (RocksDB's blob properties; sizes as the MANIFEST records them, plus
@@ -109,13 +128,6 @@ impl DbInner {
             // Shale's own: the severity of the current background error (0 none, 1 soft,
             // 2 hard, 3 fatal, 4 unrecoverable; RocksDB's Status::Severity).
             "shale.background-error-severity" => st.errors.severity() as u64,
-            // Shale's own (tests use it to see that filters spare data-block reads): data
-            // blocks read from the family's table files, block-cache hits excluded.
-            "shale.data-blocks-read" => v
-                .all_files()
-                .filter_map(|(_, f)| self.table_cache.get(cf, f).ok())
-                .map(|e| e.table.data_blocks_read())
-                .sum(),
             _ => return None,
         })
     }

@@ -21,6 +21,14 @@
 //! unique id 0:0 ("unknown": Shale does not compute SST unique ids, so the primary checks
 //! none). Not supported: a subcompaction's key range (`has_begin` / `has_end`), which
 //! RocksDB's primary sends only with `max_subcompactions` > 1.
+//!
+//! Per-key placement (`preclude_last_level_data_seconds`, `compaction/proximal.rs`) goes
+//! remote too, as in RocksDB 11.8.1 (`compaction_service_job.cc`): the worker decides the
+//! proximal level from its own options and Version as its `Compaction` does, writes both
+//! streams, marks each output `is_proximal_level_output` and fills `proximal_level_stats`
+//! (`has_proximal_level_output` when it wrote any); the primary installs the marked outputs
+//! on its proximal level (`sub_compact->Outputs(file.is_proximal_level_output)`) and checks
+//! the records of both levels (`VerifyOutputRecordCount`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -52,7 +60,7 @@ impl super::DbInner {
         }
         let started = std::time::Instant::now();
         let inner = self;
-        let (cf, plan) = {
+        let (cf, plan, proximal) = {
             let st = inner.lock_state();
             let cfs = st.cfs.values().find(|c| c.handle.name == input.cf_name).ok_or_else(|| {
                 Error::invalid_argument(format!("remote compaction: no column family {:?}", input.cf_name))
@@ -124,7 +132,10 @@ impl super::DbInner {
                 grandparents: Vec::new(),
                 max_grandparent_overlap: None,
             };
-            (cfs.handle.clone(), plan)
+            // Per-key placement, decided by the worker's own options and Version as
+            // RocksDB's worker builds its `Compaction` (`compaction/proximal.rs`).
+            let proximal = crate::compaction::proximal::proximal_output(v, cfs.handle.config(), &plan);
+            (cfs.handle.clone(), plan, proximal)
         };
 
         let (iter, tombstones) = inner.compaction_input(&cf, &plan)?;
@@ -133,6 +144,10 @@ impl super::DbInner {
         // primary's CompactionJob.
         let builder_options = inner.compaction_builder_options(&cf, &plan);
         let times = inner.compaction_seqno_time(&cf, &plan);
+        let earliest_snapshot = input.snapshots.first().copied().unwrap_or(u64::MAX);
+        let proximal_after_seqno = proximal.as_ref().map_or(u64::MAX, |p| {
+            crate::compaction::proximal::proximal_after_seqno(p, times.preclude_min_seqno, earliest_snapshot)
+        });
         let created = parking_lot::Mutex::new(Vec::new());
         let new_number = || {
             let n = inner.new_output_number();
@@ -176,8 +191,7 @@ impl super::DbInner {
             max_grandparent_overlap: u64::MAX,
             seqno_time: times.mapping,
             preserve_time_min_seqno: times.preserve_time_min_seqno,
-            // The primary runs a compaction with per-key placement itself (`compact.rs`).
-            proximal_after_seqno: u64::MAX,
+            proximal_after_seqno,
             // The worker's own factory (RocksDB's OpenAndCompact takes the override
             // options' `file_checksum_gen_factory`).
             file_checksum: inner.config.file_checksum_crc32c,
@@ -196,8 +210,10 @@ impl super::DbInner {
             bytes_written: run.bytes_written,
             ..Default::default()
         };
-        let mut num_output_records = 0u64;
+        // Per level (output, proximal): files, bytes, point records.
+        let mut per_level = [(0u64, 0u64, 0u64); 2];
         for (i, m) in run.outputs.iter().enumerate() {
+            let on_proximal = proximal.is_some() && run.proximal.get(i).copied().unwrap_or(false);
             let path = super::filename::table_file(output_dir, m.number);
             let file = inner.fs.new_random_access_file(&path)?;
             let table = crate::table::any::AnyTable::open(
@@ -215,7 +231,10 @@ impl super::DbInner {
                 },
             )?;
             let props = table.properties();
-            num_output_records += props.num_entries.saturating_sub(props.num_range_deletions);
+            let l = &mut per_level[usize::from(on_proximal)];
+            l.0 += 1;
+            l.1 += m.file_size;
+            l.2 += props.num_entries.saturating_sub(props.num_range_deletions);
             let mut f = ServiceOutputFile {
                 file_name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 file_size: m.file_size,
@@ -233,13 +252,17 @@ impl super::DbInner {
                 file_temperature: "kUnknown".into(),
                 // RocksDB's worker: its OutputValidator's hash (0 when not computed).
                 paranoid_hash: run.output_hashes.get(i).copied().unwrap_or(0),
+                is_proximal_level_output: on_proximal,
                 ..Default::default()
             };
             f.set_table_properties(props);
             result.output_files.push(f);
         }
+        // The proximal level's outputs first, as RocksDB's `SubcompactionState::GetOutputs`.
+        result.output_files.sort_by_key(|f| !f.is_proximal_level_output);
+        let [(files, _, records), (prox_files, prox_bytes, prox_records)] = per_level;
+        let num_output_records = records + prox_records;
         let input_bytes: u64 = plan.all_inputs().map(|(_, f)| f.file_size).sum();
-        let from_output_level: u64 = plan.next_inputs.iter().map(|f| f.file_size).sum();
         result.bytes_read = input_bytes;
         let micros = started.elapsed().as_micros() as u64;
         let total_files = st_total_files(self, &cf);
@@ -266,21 +289,27 @@ impl super::DbInner {
                 .insert("smallest_output_key_prefix".into(), uk(&first.smallest_internal_key));
             result.stats_prefixes.insert("largest_output_key_prefix".into(), uk(&last.largest_internal_key));
         }
+        // RocksDB's `AggregateCompactionOutputStats`: each level's outputs in its own stats.
         let mut ls = LevelStats::default();
         ls.set("micros", micros);
         ls.set("cpu_micros", micros);
-        ls.set("bytes_written", run.bytes_written);
-        ls.set("num_output_records", num_output_records);
-        ls.set("num_output_files", run.outputs.len() as u64);
+        ls.set("bytes_written", run.bytes_written.saturating_sub(prox_bytes));
+        ls.set("num_output_records", records);
+        ls.set("num_output_files", files);
         ls.set("count", 1);
         ls.counts = vec![0; crate::compaction::service::COMPACTION_REASON_COUNTS];
         ls.counts[MANUAL_COMPACTION_REASON] = 1;
-        let _ = from_output_level;
         let mut prox = LevelStats::default();
         prox.set("micros", micros);
         prox.set("cpu_micros", micros);
         prox.set("count", 1);
         prox.counts = ls.counts.clone();
+        if prox_files > 0 {
+            prox.set("bytes_written", prox_bytes);
+            prox.set("num_output_records", prox_records);
+            prox.set("num_output_files", prox_files);
+            result.has_proximal_level_output = true;
+        }
         result.output_level_stats = ls;
         result.proximal_level_stats = prox;
         Ok(result)
@@ -306,7 +335,8 @@ impl super::DbInner {
     /// plan's tables, the primary's snapshots, the database's id and latest OPTIONS file;
     /// each output the result lists is renamed from the result's `output_path` into
     /// `out_dir` under a new file number and described by the result's metadata. The caller
-    /// installs them as it installs its own outputs (one VersionEdit through log_and_apply).
+    /// installs them as it installs its own outputs (one VersionEdit through log_and_apply);
+    /// `JobResult::proximal` marks the outputs the result puts on the proximal level.
     pub fn run_remote_compaction(
         &self,
         cf: &super::CfHandle,
@@ -358,13 +388,11 @@ impl super::DbInner {
                 result.status.code, result.status.subcode, result.status.message
             )));
         }
-        if result.has_proximal_level_output || result.output_files.iter().any(|f| f.is_proximal_level_output)
-        {
-            return Err(Error::not_supported("remote compaction result with proximal-level outputs"));
-        }
         let mut outputs = Vec::new();
         let mut output_hashes = Vec::new();
         let mut output_records = 0u64;
+        let mut proximal = Vec::new();
+        let mut proximal_records = 0u64;
         for f in &result.output_files {
             let number = new_number();
             let src = Path::new(&result.output_path).join(&f.file_name);
@@ -374,6 +402,10 @@ impl super::DbInner {
             let entries = f.table_property_u64("num_entries");
             let range_dels = f.table_property_u64("num_range_deletions");
             output_records += entries.saturating_sub(range_dels);
+            proximal.push(f.is_proximal_level_output);
+            if f.is_proximal_level_output {
+                proximal_records += entries.saturating_sub(range_dels);
+            }
             let start = f.table_property_u64("tail_start_offset");
             let no_data_blocks = entries == 0 || entries == range_dels;
             let tail_size =
@@ -399,7 +431,8 @@ impl super::DbInner {
         }
         // RocksDB's VerifyOutputRecordCount: the records the worker says it wrote are those
         // its tables hold.
-        let said = result.output_level_stats.get("num_output_records");
+        let said = result.output_level_stats.get("num_output_records")
+            + result.proximal_level_stats.get("num_output_records");
         if said != output_records {
             return Err(Error::corruption(format!(
                 "Number of keys in compaction output SST files does not match number of keys added. \
@@ -417,8 +450,8 @@ impl super::DbInner {
             drops: Default::default(),
             blobs_relocated: 0,
             blob_bytes_relocated: 0,
-            proximal: vec![false; output_hashes.len()],
-            proximal_records: 0,
+            proximal,
+            proximal_records,
             output_hashes,
         })
     }

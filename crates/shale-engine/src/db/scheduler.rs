@@ -160,23 +160,16 @@ const RETRY_PAUSE: Duration = Duration::from_secs(1);
 
 impl DbInner {
     /// The counts of `file`'s table properties `compaction_pri` kByCompensatedSize weighs
-    /// (RocksDB's `MaybeInitializeFileMetaData`): None when the table cannot be opened, and
-    /// the file then counts by its size alone, as in RocksDB.
+    /// and FIFO's temperature change reads, as loaded when its Version was built
+    /// (`file_stats.rs`): None when not loaded or the table could not be read, and the file
+    /// then counts by its size alone, as in RocksDB. Reads no table (the callers hold the DB
+    /// mutex).
     pub fn file_stats(
         &self,
-        cf: &super::cf::CfHandle,
+        _cf: &super::cf::CfHandle,
         file: &crate::version::edit::FileMetaData,
     ) -> Option<picker::FileStats> {
-        let t = self.table_cache.get(cf, file).ok()?;
-        let p = t.table.properties();
-        Some(picker::FileStats {
-            num_entries: p.num_entries,
-            num_deletions: p.num_deletions,
-            num_range_deletions: p.num_range_deletions,
-            raw_key_size: p.raw_key_size,
-            raw_value_size: p.raw_value_size,
-            newest_key_time: p.raw_u64(crate::table::properties::names::NEWEST_KEY_TIME).unwrap_or(0),
-        })
+        file.table_stats.get().flatten()
     }
 
     /// Queues family `id` for a flush if it has immutable memtables and none is queued or
@@ -203,7 +196,7 @@ impl DbInner {
     }
 
     /// The picker's plan for family `cf` now: the tables its running compactions hold are
-    /// kept out, file statistics come from the table cache, and `oldest_snapshot` is the
+    /// kept out, file statistics come from the files' metadata (`file_stats.rs`), and `oldest_snapshot` is the
     /// oldest snapshot left after the last release (bottommost-files compactions).
     fn pick_compaction(&self, cf: &super::CfState, oldest_snapshot: u64) -> Option<CompactionPlan> {
         self.pick_compaction_as(cf, oldest_snapshot, false)

@@ -77,6 +77,9 @@ pub struct TableCache {
     tick: AtomicU64,
     /// `verify_sst_unique_id_in_manifest` (see [`TableCache::with_unique_id_check`]).
     verify_unique_id: bool,
+    /// The database's threads for `async_io`'s background reads, handed to every reader
+    /// it opens (`table/read_pool.rs`); shut down (joined) when the database closes.
+    pub read_pool: Arc<shale_format::table::read_pool::ReadPool>,
 }
 
 impl TableCache {
@@ -104,7 +107,14 @@ impl TableCache {
             map: RwLock::new(HashMap::new()),
             tick: AtomicU64::new(0),
             verify_unique_id: false,
+            read_pool: shale_format::table::read_pool::ReadPool::new(),
         }
+    }
+
+    /// Whether the cache keeps every table open (`max_open_files = -1`, RocksDB's
+    /// `kInfiniteCapacity`).
+    pub fn is_unbounded(&self) -> bool {
+        self.capacity.is_none()
     }
 
     /// RocksDB's `verify_sst_unique_id_in_manifest`: a block-based table opened whose
@@ -263,6 +273,9 @@ impl TableCache {
     ) -> Result<Arc<TableEntry>> {
         let stats = self.statistics.as_deref();
         let name = filename::table_file_name(file.number);
+        // No file I/O under the DB mutex: what the picker and the properties need from a
+        // table is loaded when its Version is built (`file_stats.rs`).
+        shale_base::fs::db_mutex_check::assert_not_held_opening(&name);
         let opened = {
             let _t = StopWatch::new(stats, Histogram::TableOpenIoMicros);
             record_tick(stats, Ticker::NoFileOpens, 1);
@@ -307,6 +320,9 @@ impl TableCache {
             })
         };
         let mut table = opened.inspect_err(|_| record_tick(stats, Ticker::NoFileErrors, 1))?;
+        if let shale_format::table::AnyTable::Block(t) = &table {
+            t.set_read_pool(self.read_pool.clone());
+        }
         if let (true, shale_format::table::AnyTable::Block(t), Some(expected)) =
             (self.verify_unique_id, &table, file.unique_id.filter(|u| *u != [0, 0]))
         {

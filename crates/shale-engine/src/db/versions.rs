@@ -64,12 +64,20 @@ impl DbInner {
                 bases.entry(e.column_family).or_insert_with(|| cf.current.clone());
             }
         }
+        let handles: BTreeMap<u32, Arc<super::cf::CfHandle>> =
+            bases.keys().filter_map(|id| st.cfs.get(id).map(|cf| (*id, cf.handle.clone()))).collect();
         let snapshot = self.versions.needs_new_manifest().then(|| self.snapshot_edits(st));
         let result = super::unlocked(st, || -> Result<Vec<(u32, Arc<Version>)>> {
             let mut built = Vec::with_capacity(bases.len());
             for (id, base) in &bases {
                 let mine: Vec<&VersionEdit> = edits.iter().filter(|e| e.column_family == *id).collect();
-                built.push((*id, VersionSet::build(base, &mine)?));
+                let v = VersionSet::build(base, &mine)?;
+                // The counts the picker weighs, read now, without the mutex (RocksDB's
+                // `PrepareAppend` in `ProcessManifestWrites`; `file_stats.rs`).
+                if let Some(h) = handles.get(id) {
+                    super::file_stats::init_file_stats(&self.table_cache, h, &v, Some(&self.info_log));
+                }
+                built.push((*id, v));
             }
             self.versions.write(&mut edits, snapshot)?;
             Ok(built)

@@ -163,6 +163,9 @@ pub struct TableBuilderOptions {
     /// Appends ask this rate limiter first, at this priority (flushes high, compactions low).
     pub rate_limiter:
         Option<(std::sync::Arc<crate::rate_limiter::RateLimiter>, crate::rate_limiter::IoPriority)>,
+    /// The database's statistics, which count the rate limiter's requests (RocksDB's
+    /// `WritableFileWriter::stats_`).
+    pub rate_limiter_stats: Option<std::sync::Arc<crate::statistics::Statistics>>,
     /// RocksDB's `compression_opts` (dictionary sizes, and the values recorded in the
     /// "rocksdb.compression_options" property).
     pub compression_opts: CompressionOpts,
@@ -393,6 +396,7 @@ impl TableBuilderOptions {
             db_host_id: String::new(),
             data_block_hash_ratio: None,
             rate_limiter: None,
+            rate_limiter_stats: None,
             collectors: Vec::new(),
             table_format: super::any::TableFormat::BlockBased,
             compression_opts: CompressionOpts::default(),
@@ -668,6 +672,7 @@ impl TableBuilder {
                 inner: file,
                 limiter: limiter.clone(),
                 pri: *pri,
+                stats: opts.rate_limiter_stats.clone(),
             }),
             None => file,
         };

@@ -21,6 +21,7 @@ pub mod plain;
 mod prefetch;
 pub use prefetch::AutoReadahead;
 pub mod properties;
+pub mod read_pool;
 pub mod reader;
 pub mod seqno_time;
 pub mod ts_pad;

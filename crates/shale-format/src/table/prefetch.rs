@@ -46,7 +46,8 @@
 //! buffers, `PrefetchAsync`): the readahead is split in halves. A read ahead reads the block
 //! and the first half into the buffer, then starts a background read of the second half
 //! (the bytes right after the buffer, no further than the upper bound's block) on a thread
-//! of its own, through the same `RandomAccessFile`. When the scan reaches bytes past the
+//! of the database's small read pool (`read_pool.rs`; on the iterator's thread for a table
+//! opened without a pool), through the same `RandomAccessFile`. When the scan reaches bytes past the
 //! buffer it waits for that read (`rocksdb.poll.wait.micros`), the read's bytes join the
 //! buffer's unconsumed tail, and the next background read starts; a read that the scan no
 //! longer needs (it moved elsewhere, or the iterator is dropped) is waited for and thrown
@@ -71,6 +72,8 @@
 //! cache miss all the same.
 
 use std::sync::Arc;
+
+use super::read_pool::{ReadPool, ReadResult};
 
 use crate::error::Result;
 use crate::fs::RandomAccessFile;
@@ -154,6 +157,9 @@ pub(super) struct Readahead {
     async_io: bool,
     /// The statistics the buffer counts into when it goes (discarded bytes, aborts).
     stats: Option<Arc<Statistics>>,
+    /// Where `async_io`'s background reads run (the database's pool; None: on the
+    /// iterator's thread).
+    pool: Option<Arc<ReadPool>>,
 }
 
 /// Adds a sample to `h` when there are statistics.
@@ -167,39 +173,41 @@ fn hist(stats: Option<&Statistics>, h: Histogram, value: u64) {
 struct Pending {
     offset: u64,
     len: usize,
-    read: std::thread::JoinHandle<Result<Vec<u8>>>,
+    read: ReadResult<Result<Vec<u8>>>,
 }
 
 impl Pending {
-    /// Starts reading `len` bytes at `offset` of `file` on a thread of its own.
+    /// Starts reading `len` bytes at `offset` of `file` on a thread of the database's read
+    /// pool (`read_pool.rs`; on this thread without one).
     fn start(
+        pool: Option<&Arc<ReadPool>>,
         file: &Arc<dyn RandomAccessFile>,
         offset: u64,
         len: usize,
         reads: &BlockReads,
         name: &str,
-    ) -> Result<Pending> {
+    ) -> Pending {
         let file = file.clone();
         let reads = *reads;
         let what = name.to_string();
-        let read = std::thread::Builder::new()
-            .name("shale-prefetch".to_string())
-            .spawn(move || {
+        let read = ReadResult::start(pool, move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut data = vec![0u8; len];
                 // `read_at` returns fewer bytes only at the end of the file.
                 let got = reads.io(&what, || file.read_at(offset, &mut data))?;
                 data.truncate(got);
                 Ok(data)
+            }))
+            .unwrap_or_else(|_| {
+                Err(crate::error::Error::new(crate::error::ErrorKind::IOError, "a prefetch read panicked"))
             })
-            .map_err(|e| crate::error::Error::io(format!("starting a prefetch read of {name}"), e))?;
-        Ok(Pending { offset, len, read })
+        });
+        Pending { offset, len, read }
     }
 
-    /// Waits for the read: its bytes, or its error (a panic on its thread is an error too).
+    /// Waits for the read: its bytes, or its error (a panic of the read is an error too).
     fn wait(self) -> Result<Vec<u8>> {
-        self.read.join().unwrap_or_else(|_| {
-            Err(crate::error::Error::new(crate::error::ErrorKind::IOError, "a prefetch read panicked"))
-        })
+        self.read.wait()
     }
 }
 
@@ -272,14 +280,21 @@ impl Readahead {
             buffer: None,
             async_io: false,
             stats: None,
+            pool: None,
         }
     }
 
     /// RocksDB's `ReadOptions::async_io`: reads ahead in two halves, the second in the
-    /// background; `stats` gets the buffer's counts when it goes.
-    pub(super) fn with_async_io(mut self, async_io: bool, stats: Option<Arc<Statistics>>) -> Readahead {
+    /// background on `pool`; `stats` gets the buffer's counts when it goes.
+    pub(super) fn with_async_io(
+        mut self,
+        async_io: bool,
+        stats: Option<Arc<Statistics>>,
+        pool: Option<Arc<ReadPool>>,
+    ) -> Readahead {
         self.async_io = async_io;
         self.stats = stats;
+        self.pool = pool.filter(|_| async_io);
         self
     }
 
@@ -373,6 +388,7 @@ impl Readahead {
     ) -> Result<Option<&[u8]>> {
         let limit = self.bound.flatten();
         let async_io = self.async_io;
+        let pool = self.pool.as_ref();
         let Some(b) = self.buffer.as_deref_mut() else { return Ok(None) };
         if offset < b.offset {
             b.abort_pending(stats);
@@ -423,14 +439,10 @@ impl Readahead {
             }
             let file_size = b.file_size.get_or_insert_with(|| file.size().unwrap_or(u64::MAX));
             n = n.min(file_size.saturating_sub(at));
-            // A thread that cannot start leaves the bytes to the next synchronous read, as
-            // RocksDB falls back to a synchronous read where asynchronous I/O is not supported.
             if n > 0 && b.filled > 0 {
-                if let Ok(p) = Pending::start(file, at, n as usize, reads, name) {
-                    b.pending = Some(p);
-                    if b.user_scan {
-                        crate::statistics::record_tick(stats, Ticker::PrefetchBytes, n);
-                    }
+                b.pending = Some(Pending::start(pool, file, at, n as usize, reads, name));
+                if b.user_scan {
+                    crate::statistics::record_tick(stats, Ticker::PrefetchBytes, n);
                 }
             }
         }

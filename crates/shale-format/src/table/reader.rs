@@ -423,6 +423,9 @@ pub struct Table {
     /// RocksDB's `read_amp_bytes_per_bit` (0: off): each data block read from the file gets
     /// a read-amplification bitmap (`block.rs`) when statistics are on.
     read_amp_bytes_per_bit: u32,
+    /// Where `async_io`'s background reads run: the database's pool, set by its table cache
+    /// ([`Table::set_read_pool`]); unset, they run on the iterator's thread.
+    read_pool: std::sync::OnceLock<Arc<super::read_pool::ReadPool>>,
 }
 
 /// The global seqno of an external file (0 when the table is not one or has none), from
@@ -856,9 +859,15 @@ impl Table {
             prefix_filtering,
             hash_prefixes,
             read_amp_bytes_per_bit: 0,
+            read_pool: std::sync::OnceLock::new(),
         };
         table.hold_partitions()?;
         Ok(table)
+    }
+
+    /// Runs this table's `async_io` background reads on `pool` (the database's, once).
+    pub fn set_read_pool(&self, pool: Arc<super::read_pool::ReadPool>) {
+        let _ = self.read_pool.set(pool);
     }
 
     /// Whether index and filter blocks go to the block cache.
@@ -1688,7 +1697,11 @@ impl Table {
                 reads.auto_readahead,
                 readahead_upper,
             )
-            .with_async_io(reads.async_io && !reads.for_compaction, self.opts.statistics.clone()),
+            .with_async_io(
+                reads.async_io && !reads.for_compaction,
+                self.opts.statistics.clone(),
+                self.read_pool.get().cloned(),
+            ),
             status: Ok(()),
             prefix_seek,
             pins: None,

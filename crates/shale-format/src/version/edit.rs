@@ -186,6 +186,68 @@ pub struct FileMetaData {
     pub stripped_ts_size: usize,
     /// Sampled read counts (RocksDB's `FileSampledStats`). Not recorded.
     pub sampled: FileSampledStats,
+    /// The counts of the table's properties the compaction picker weighs, loaded once,
+    /// outside the DB mutex, when a Version holding the file is built (RocksDB's
+    /// `num_entries` ... `raw_value_size` with `init_stats_from_file`). Not recorded.
+    pub table_stats: TableStatsSlot,
+}
+
+/// The counts of a table's properties RocksDB keeps in its `FileMetaData`
+/// (`MaybeInitializeFileMetaData`), and its `rocksdb.newest.key.time` (0: unknown), which
+/// FIFO's temperature change reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableStats {
+    pub num_entries: u64,
+    pub num_deletions: u64,
+    pub num_range_deletions: u64,
+    pub raw_key_size: u64,
+    pub raw_value_size: u64,
+    pub newest_key_time: u64,
+}
+
+/// A file's [`TableStats`], set once (RocksDB's `init_stats_from_file`): empty until the
+/// engine tried; `Some(None)` when the table's properties could not be read (the file then
+/// counts by its size alone, as in RocksDB). A clone copies it (as RocksDB's copy of the
+/// metadata does: the table is the same); like [`PinnedReader`] it is no part of what the
+/// MANIFEST records and compares equal to any other.
+#[derive(Default)]
+pub struct TableStatsSlot(std::sync::OnceLock<Option<TableStats>>);
+
+impl TableStatsSlot {
+    /// `None`: not tried yet; `Some(None)`: tried, unknown.
+    #[inline]
+    pub fn get(&self) -> Option<Option<TableStats>> {
+        self.0.get().copied()
+    }
+
+    /// Sets the stats unless they were set already.
+    pub fn set(&self, stats: Option<TableStats>) {
+        let _ = self.0.set(stats);
+    }
+}
+
+impl Clone for TableStatsSlot {
+    fn clone(&self) -> Self {
+        let slot = TableStatsSlot::default();
+        if let Some(s) = self.get() {
+            slot.set(s);
+        }
+        slot
+    }
+}
+
+impl PartialEq for TableStatsSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for TableStatsSlot {}
+
+impl std::fmt::Debug for TableStatsSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TableStatsSlot({:?})", self.get())
+    }
 }
 
 /// RocksDB's `FileSampledStats`: the reads a file served, estimated by sampling, that
@@ -310,6 +372,7 @@ impl Default for FileMetaData {
             pinned_reader: PinnedReader::default(),
             stripped_ts_size: 0,
             sampled: FileSampledStats::default(),
+            table_stats: TableStatsSlot::default(),
         }
     }
 }

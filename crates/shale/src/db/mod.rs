@@ -352,3 +352,65 @@ mod halt_tests {
         assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
     }
 }
+
+#[cfg(test)]
+mod table_stats_tests {
+    use crate::statistics::Ticker;
+    use crate::{CompactionPri, Options, DB};
+    use shale_engine::compaction::picker::{self, Busy};
+    use shale_engine::version::edit::FileMetaData;
+
+    /// The compaction picker runs under the DB mutex and reads table counts from the files'
+    /// metadata, loaded when their Version was built (`file_stats.rs`), never from a table:
+    /// with a table cache (max_open_files 20: 16 open) smaller than level 1's tables, a
+    /// kByCompensatedSize pick (which weighs every table's counts) opens none. Debug builds
+    /// panic on a table opened under the mutex (`table_cache.rs`).
+    #[test]
+    fn the_picker_opens_no_table_under_the_db_mutex() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        let mut o = o
+            .get_options_from_string(
+                "compression=kNoCompression;disable_auto_compactions=true;\
+                 level_compaction_dynamic_level_bytes=false;max_bytes_for_level_base=1024;\
+                 target_file_size_base=1024;block_based_table_factory={block_size=256}",
+            )
+            .unwrap();
+        o.set_max_open_files(20);
+        o.set_compaction_pri(CompactionPri::ByCompensatedSize);
+        o.enable_statistics();
+        let db = DB::open(&o, dir.path()).unwrap();
+        for t in 0..24u32 {
+            for i in 0..20u32 {
+                db.put(format!("k{:07}", t * 1000 + i), vec![b'v'; 50]).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        db.compact_range::<&[u8], &[u8]>(None, None);
+        let inner = db.inner.clone();
+        let st = inner.lock_state();
+        let cf = st.cfs.values().find(|c| c.handle.name == "default").unwrap();
+        let files = cf.current.files(1);
+        assert!(files.len() > 20, "{} tables on level 1", files.len());
+        // RocksDB's kMaxInitCount: at most 20 loaded per Version build with a bounded cache.
+        let loaded = files.iter().filter(|f| f.table_stats.get().flatten().is_some()).count();
+        assert!(loaded >= 20, "{loaded} of {} tables' counts loaded", files.len());
+        let mut cfg = cf.handle.config().clone();
+        cfg.disable_auto_compactions = false;
+        let stats = |f: &FileMetaData| inner.file_stats(&cf.handle, f);
+        let busy = Busy { stats: Some(&stats), ..Default::default() };
+        let before = o.get_ticker_count(Ticker::NoFileOpens);
+        assert!(picker::pick(&cf.current, &cfg, busy).is_some());
+        assert_eq!(o.get_ticker_count(Ticker::NoFileOpens), before, "the pick opened a closed table");
+        // The check itself: opening a closed table with the mutex held fails a debug build.
+        if cfg!(debug_assertions) {
+            let closed = files.iter().find(|f| inner.table_cache.reader_memory(f.number) == 0).unwrap();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = inner.table_cache.get(&cf.handle, closed);
+            }));
+            let msg = *r.unwrap_err().downcast::<String>().unwrap();
+            assert!(msg.contains("opened while the DB mutex is held"), "{msg}");
+        }
+    }
+}

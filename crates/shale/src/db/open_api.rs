@@ -235,6 +235,13 @@ pub(crate) fn open<T: ThreadMode>(
     if !config.open_files_async {
         load_tables(&table_cache, &cfs, &config)?;
     }
+    // The counts the compaction picker weighs, before the database is shared (RocksDB's
+    // `Recover` runs `PrepareAppend` with `!skip_stats_update_on_db_open`; `file_stats.rs`).
+    if !config.skip_stats_update_on_db_open {
+        for cf in cfs.values() {
+            super::file_stats::init_file_stats(&table_cache, &cf.handle, &cf.current, Some(&info_log));
+        }
+    }
 
     let mut next_file_number = recovered.next_file_number.max(recovered.manifest_number + 1);
     let mut last_sequence = recovered.last_sequence;

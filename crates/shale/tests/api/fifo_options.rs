@@ -279,6 +279,40 @@ fn trivial_copy_moves_the_same_bytes_and_is_counted() {
     assert_eq!(live_names(&db), vec![files[0].name.clone()]);
 }
 
+/// RocksDB 11.8.1's trivial copy writes through the database's rate limiter at IO_LOW
+/// (`BackgroundCompaction`'s `copy_files_compaction_io_options`): the limiter's write
+/// tickers count the copy's bytes on top of the flush's.
+#[test]
+fn trivial_copy_asks_the_rate_limiter_for_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = fifo(
+        "num_levels=1;compaction_options_fifo={allow_trivial_copy_when_change_temperature=true;\
+         trivial_copy_buffer_size=4096;\
+         file_temperature_age_thresholds={{age=2;temperature=kWarm}}}",
+    );
+    o.enable_statistics();
+    // 64 KiB/s in 10 ms refills: a burst of 655 bytes, so a copy of ~30 KB takes several
+    // requests (the limiter's counts are asserted, not the time).
+    o.set_ratelimiter(64 << 10, 10_000, 10);
+    let db = DB::open(&o, dir.path()).unwrap();
+    table(&db, 0, 200, 150);
+    let size = int_property(&db, "rocksdb.total-sst-files-size");
+    assert!(size > 20_000, "{size}");
+    let bytes = Ticker::RateLimiterBytesWrite;
+    assert_eq!(o.get_ticker_count(bytes), size, "the flush asked for its table's bytes");
+    let requests = o.get_ticker_count(Ticker::RateLimiterRequestsWrite);
+    std::thread::sleep(std::time::Duration::from_millis(3200));
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    wait(&db);
+    assert_eq!(o.get_ticker_count(Ticker::FifoChangeTemperatureCompactions), 1);
+    assert_eq!(at_temperature(&db, 8), size);
+    assert_eq!(o.get_ticker_count(bytes), 2 * size, "the copy asked for each byte it wrote");
+    let copy_requests = o.get_ticker_count(Ticker::RateLimiterRequestsWrite) - requests;
+    // Split into single bursts of 655 bytes: at least size / 655 requests.
+    assert!(copy_requests >= size / 655, "{copy_requests} requests for {size} bytes");
+    assert_eq!(o.get_ticker_count(Ticker::RateLimiterBytesRead), 0, "its reads ask nothing");
+}
+
 #[test]
 fn kv_ratio_compaction_merges_tables_in_tiers_up_to_the_target() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use shale::statistics::Ticker;
 use shale::{DBCompressionType, Options, DB};
 
 const RATE: i64 = 1 << 20; // 1 MiB/s
@@ -42,6 +43,7 @@ fn run(auto_tuned: bool) {
     } else {
         o.set_ratelimiter(RATE, PERIOD_US, 10);
     }
+    o.enable_statistics();
     let db = DB::open(&o, tmp.path()).unwrap();
     // Four overlapping flushes of 1000 keys x 400 bytes.
     for round in 0..4u32 {
@@ -50,10 +52,23 @@ fn run(auto_tuned: bool) {
         }
         db.flush().unwrap();
     }
+    let flushed = live_table_bytes(&db);
+    let bytes = Ticker::RateLimiterBytesWrite;
+    // The flushes asked the limiter for their tables' bytes (RocksDB's statistics count each
+    // granted request).
+    assert_eq!(o.get_ticker_count(bytes), flushed);
+    let requests = o.get_ticker_count(Ticker::RateLimiterRequestsWrite);
+    assert!(requests >= 4, "{requests} requests");
     let t = Instant::now();
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
     let took = t.elapsed();
     let written = live_table_bytes(&db);
+    assert_eq!(o.get_ticker_count(bytes), flushed + written);
+    // Over 1 MiB at 1 MiB/s in 10 ms refills: requests waited for refills.
+    assert!(o.get_ticker_count(Ticker::RateLimiterDelayedRequestsWrite) > 0);
+    assert!(o.get_ticker_count(Ticker::NumberRateLimiterDrains) > 0);
+    assert!(o.get_ticker_count(Ticker::RateLimiterTotalWaitMicrosWrite) > 0);
+    assert_eq!(o.get_ticker_count(Ticker::RateLimiterBytesRead), 0, "reads never ask (kWritesOnly)");
     // The auto-tuned limiter starts at half the rate, so the plain bound holds for both.
     let burst = (RATE * PERIOD_US / 1_000_000) as u64;
     let floor = Duration::from_secs_f64((written - burst) as f64 / RATE as f64);

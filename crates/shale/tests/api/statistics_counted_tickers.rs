@@ -188,6 +188,10 @@ fn workload_moves_every_counted_ticker() {
         if matches!(t, Ticker::NumberMergeFailures | Ticker::NumberOfReseeksInIteration) {
             continue;
         }
+        // A rate limiter's requests (no limiter here): tests/api/rate_limiter_compaction.rs.
+        if t.name().starts_with("rocksdb.rate.limiter.") || *t == Ticker::NumberRateLimiterDrains {
+            continue;
+        }
         // BlobDB's blob files, blob cache and garbage collection: tests/api/statistics_blob_tickers.rs.
         if t.name().starts_with("rocksdb.blobdb.") {
             continue;

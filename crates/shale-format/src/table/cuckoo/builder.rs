@@ -62,6 +62,7 @@ impl CuckooTableBuilder {
                 inner: file,
                 limiter: limiter.clone(),
                 pri: *pri,
+                stats: opts.rate_limiter_stats.clone(),
             }),
             None => file,
         };

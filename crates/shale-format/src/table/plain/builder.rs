@@ -56,6 +56,7 @@ impl PlainTableBuilder {
                 inner: file,
                 limiter: limiter.clone(),
                 pri: *pri,
+                stats: opts.rate_limiter_stats.clone(),
             }),
             None => file,
         };
