@@ -137,6 +137,7 @@ pub fn replay(
         read_only: true,
         prepared: Default::default(),
         min_wal_number: open::replay_floor(recovered, cfs, config.allow_2pc),
+        verify_timestamp_sizes_only: mode == DbMode::Secondary,
     };
     let mut secondary;
     let config = if mode == DbMode::Secondary {
