@@ -84,6 +84,7 @@ mod option_rows_mfst;
 mod option_rows_mtrc;
 mod option_rows_prot;
 mod option_rows_rtc;
+mod option_rows_mtrc_ts;
 mod option_rows_ts;
 mod option_rows_ts_wal;
 mod perf_context_counts;
