@@ -719,9 +719,17 @@ pub fn replay_wal(
                             e.value
                         };
                         let fixed = crate::batch::BatchEntry { key, value, ..e };
-                        prepared.replay(config, wal, crate::batch::WalRecord::Entry(fixed), &mut seq, &mut insert)
+                        prepared.replay(
+                            config,
+                            wal,
+                            crate::batch::WalRecord::Entry(fixed),
+                            &mut seq,
+                            &mut insert,
+                        )
                     }
-                    None => prepared.replay(config, wal, crate::batch::WalRecord::Entry(e), &mut seq, &mut insert),
+                    None => {
+                        prepared.replay(config, wal, crate::batch::WalRecord::Entry(e), &mut seq, &mut insert)
+                    }
                 },
                 marker => prepared.replay(config, wal, marker, &mut seq, &mut insert),
             })?;
@@ -810,12 +818,14 @@ pub enum TsFix {
 impl TsFix {
     fn apply<'a>(self, key: &'a [u8], buf: &'a mut Vec<u8>, wal_name: &str) -> Result<&'a [u8]> {
         match self {
-            TsFix::Strip(n) => key.get(..key.len().wrapping_sub(n)).filter(|_| key.len() >= n).ok_or_else(|| {
-                Error::corruption(format!(
-                    "{wal_name}: a key of {} bytes is shorter than its {n}-byte timestamp",
-                    key.len()
-                ))
-            }),
+            TsFix::Strip(n) => {
+                key.get(..key.len().wrapping_sub(n)).filter(|_| key.len() >= n).ok_or_else(|| {
+                    Error::corruption(format!(
+                        "{wal_name}: a key of {} bytes is shorter than its {n}-byte timestamp",
+                        key.len()
+                    ))
+                })
+            }
             TsFix::Pad(n) => {
                 buf.clear();
                 buf.extend_from_slice(key);

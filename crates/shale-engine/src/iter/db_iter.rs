@@ -1654,7 +1654,9 @@ impl DBIter {
             // RocksDB's `SetSavedKeyToSeekForPrevTarget`: `target | min ts`, or
             // `upper | max ts` when the target is at or past the bound.
             let end = match &self.upper {
-                Some(up) if t.cmp_plain(target, up) != Ordering::Less => [&up[..], &vec![0xffu8; t.ts_sz]].concat(),
+                Some(up) if t.cmp_plain(target, up) != Ordering::Less => {
+                    [&up[..], &vec![0xffu8; t.ts_sz]].concat()
+                }
                 _ => [target, &vec![0u8; t.ts_sz]].concat(),
             };
             self.set_reverse_end(Some(&end));
@@ -1851,7 +1853,9 @@ impl DBIter {
         if forward {
             let Some(rc) = self.range_conv.as_deref_mut() else { return };
             match newest {
-                Some(e) if live => rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(user_key(&e.ikey))),
+                Some(e) if live => {
+                    rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(user_key(&e.ikey)))
+                }
                 Some(e) if matches!(e.vt, ValueType::Deletion | ValueType::SingleDeletion) => {
                     rc.track(user_key(&e.ikey))
                 }
@@ -1864,7 +1868,9 @@ impl DBIter {
             }
         } else if live {
             self.flush_reverse_run();
-        } else if let Some(e) = newest.filter(|e| matches!(e.vt, ValueType::Deletion | ValueType::SingleDeletion)) {
+        } else if let Some(e) =
+            newest.filter(|e| matches!(e.vt, ValueType::Deletion | ValueType::SingleDeletion))
+        {
             if let Some(rc) = self.range_conv.as_deref_mut() {
                 if rc.end.is_some() {
                     rc.track_reverse(user_key(&e.ikey));

@@ -86,9 +86,8 @@ fn only_a_read_at_the_maximum_timestamp_converts() {
 
     // What every read returns is unchanged: the tombstone's timestamp is its first key's
     // (3), so a read at 2 still sees the puts; point reads answer over it.
-    let all: Vec<Vec<u8>> = std::iter::once(b"a".to_vec())
-        .chain((0..100).map(|i| format!("k{i:04}").into_bytes()))
-        .collect();
+    let all: Vec<Vec<u8>> =
+        std::iter::once(b"a".to_vec()).chain((0..100).map(|i| format!("k{i:04}").into_bytes())).collect();
     assert_eq!(scan(&db, read_at(2)), all);
     assert_eq!(db.get_opt(b"k0050", &read_at(u64::MAX)).unwrap(), None);
     assert_eq!(db.get_opt(b"k0050", &read_at(2)).unwrap().as_deref(), Some(&b"v"[..]));
