@@ -84,6 +84,10 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
         b.data_block_hash_ratio = Some(o.table.data_block_hash_ratio);
     }
     b.column_family_name = String::new();
+    // `persist_user_defined_timestamps=false`: keys written without their timestamps and
+    // "rocksdb.user.defined.timestamps.persisted" = 0, as RocksDB's table builder does
+    // with the writer's options.
+    b.strip_timestamps = !o.persist_user_defined_timestamps;
     // RocksDB's SstFileWriter builds with the options' table factory.
     b.table_format = o.table_format.clone();
     let now =
@@ -163,6 +167,15 @@ impl<'a> SstFileWriter<'a> {
         let ts_sz = self.opts.comparator.timestamp_size();
         if ts_sz == 0 || ts.len() != ts_sz {
             return Err(ts_mismatch(ts.len(), ts_sz));
+        }
+        // `persist_user_defined_timestamps=false`: the file holds keys without timestamps,
+        // so only the minimum one may be given (RocksDB's SstFileWriter).
+        if !self.opts.persist_user_defined_timestamps
+            && self.opts.comparator.compare_timestamp(ts, &vec![0u8; ts_sz]) != Ordering::Equal
+        {
+            return Err(Error::invalid_argument(
+                "persist_user_defined_timestamps flag is set to false, only minimum timestamp is accepted.",
+            ));
         }
         self.add_raw(&[key, ts].concat(), value, t)
     }

@@ -426,7 +426,10 @@ impl ServiceOutputFile {
             t.insert(k.to_string(), v.to_string());
         }
         for (k, prop) in TP_RAW_U64 {
-            t.insert(k.to_string(), p.raw_u64(prop).unwrap_or(0).to_string());
+            // RocksDB's TableProperties default `user_defined_timestamps_persisted` to 1
+            // (the property is written only when 0); the others to 0.
+            let absent = u64::from(*prop == names::USER_DEFINED_TIMESTAMPS_PERSISTED);
+            t.insert(k.to_string(), p.raw_u64(prop).unwrap_or(absent).to_string());
         }
         t.insert("external_sst_file_global_seqno_offset".into(), "0".into());
         let strs: [(&str, &str); 11] = [

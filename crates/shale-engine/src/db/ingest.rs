@@ -83,6 +83,11 @@ struct Ingested {
     /// `GenerateOneFileChecksum` in `Prepare`); else empty and "Unknown".
     file_checksum: Vec<u8>,
     file_checksum_func_name: String,
+    /// Whether its keys carry their timestamps (the table's
+    /// "rocksdb.user.defined.timestamps.persisted", false when the family gained
+    /// timestamps since the file's comparator): recorded in the MANIFEST, and without them
+    /// the boundaries are kept padded (`FileMetaData::stripped_ts_size`).
+    ts_persisted: bool,
 }
 
 impl DbInner {
@@ -172,15 +177,50 @@ impl DbInner {
         };
         // The family's table factory reads the file, as RocksDB's ingestion does (any
         // format: the reader is picked by the file's magic number).
-        let table = crate::table::any::AnyTable::open_for_cf(
-            file,
-            size,
-            ropts,
-            crate::key::MAX_SEQUENCE_NUMBER,
-            h.config().prefix_extractor.clone(),
-            &h.config().table_format,
-            crate::table::reader::MetaCachePolicy::default(),
-        )?;
+        let open = |file, ropts| {
+            crate::table::any::AnyTable::open_for_cf(
+                file,
+                size,
+                ropts,
+                crate::key::MAX_SEQUENCE_NUMBER,
+                h.config().prefix_extractor.clone(),
+                &h.config().table_format,
+                crate::table::reader::MetaCachePolicy::default(),
+            )
+        };
+        // First opened as holding no timestamps, whose reader accepts the family's
+        // comparator name with or without `.u64ts` (RocksDB's reader checks no name: its
+        // validation below does); opened again as it is found to be.
+        let mut table =
+            open(file.clone(), TableReaderOptions { timestamps_persisted: false, ..ropts.clone() })?;
+        // RocksDB's SanityCheckTableProperties: the file's comparator and timestamps flag
+        // against the family's (`ValidateUserDefinedTimestampsOptions`, its texts); a file
+        // without timestamps going into a family that gained them is read with the minimum
+        // one, as is one written with `persist_user_defined_timestamps=false`.
+        let mut ts_persisted =
+            table.properties().raw_u64(crate::table::properties::names::USER_DEFINED_TIMESTAMPS_PERSISTED)
+                != Some(0);
+        let ucmp = h.icmp.user_comparator().clone();
+        let checked = super::timestamps::validate_udt_options(
+            &*ucmp,
+            &table.properties().comparator_name,
+            h.config().persist_user_defined_timestamps,
+            ts_persisted,
+        );
+        match checked {
+            Ok(mark_no_udt) => ts_persisted &= !mark_no_udt,
+            Err(e) => {
+                self.info_log.log_at(
+                    crate::config::LogLevel::Warn,
+                    format_args!("ValidateUserDefinedTimestampsOptions failed for external file {name}: {e}"),
+                );
+                return Err(e);
+            }
+        }
+        let ts_sz = h.icmp.timestamp_size();
+        if ts_persisted {
+            table = open(file, ropts)?;
+        }
         let props = table.properties();
         if !props.user_collected.contains_key(names::EXTERNAL_SST_VERSION) {
             return Err(Error::corruption(format!("External file version not found: {name}")));
@@ -235,9 +275,23 @@ impl DbInner {
             widen(user_key(start), ValueType::RangeDeletion, false);
             widen(end, ValueType::RangeDeletion, true);
         }
-        let Some((smallest, smallest_type, largest, largest_type, largest_is_sentinel)) = bounds else {
+        let Some((mut smallest, smallest_type, mut largest, largest_type, largest_is_sentinel)) = bounds
+        else {
             return Err(Error::invalid_argument(format!("File contain no entries: {name}")));
         };
+        if ts_sz > 0 && !ts_persisted {
+            // RocksDB pads a range deletion's boundary with the maximum timestamp, any other
+            // with the minimum (the reader gave the minimum).
+            for (k, range_del) in [
+                (&mut smallest, smallest_type == ValueType::RangeDeletion),
+                (&mut largest, largest_is_sentinel || largest_type == ValueType::RangeDeletion),
+            ] {
+                if range_del {
+                    let n = k.len().saturating_sub(ts_sz);
+                    k[n..].fill(0xff);
+                }
+            }
+        }
         Ok(Ingested {
             source: path.to_path_buf(),
             number: 0,
@@ -259,6 +313,7 @@ impl DbInner {
             temperature: 0,
             file_checksum: Vec::new(),
             file_checksum_func_name: crate::file_checksum::UNKNOWN_FUNC_NAME.to_string(),
+            ts_persisted,
         })
     }
 
@@ -472,6 +527,8 @@ impl DbInner {
                     // RocksDB's kReservedEpochNumberForFileIngestedBehind.
                     epoch_number: if behind { 1 } else { 0 },
                     temperature: f.temperature,
+                    user_defined_timestamps_persisted: f.ts_persisted,
+                    stripped_ts_size: if f.ts_persisted { 0 } else { h.icmp.timestamp_size() },
                     ..Default::default()
                 },
             ));

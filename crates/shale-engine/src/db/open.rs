@@ -530,6 +530,10 @@ pub struct RecoveryCtx<'a> {
     /// The oldest WAL recovery needs ([`replay_floor`]): with `track_and_verify_wals`, a
     /// first replayed WAL whose recorded predecessor is this one or newer misses a WAL.
     pub min_wal_number: u64,
+    /// A secondary instance only verifies that each batch's timestamp sizes match its
+    /// families' (RocksDB's kVerifyConsistency); a primary or read-only open pads or strips
+    /// them (kReconcileInconsistency).
+    pub verify_timestamp_sizes_only: bool,
 }
 
 /// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
@@ -683,7 +687,12 @@ pub fn replay_wal(
                 return Ok(true);
             }
         }
-        check_wal_timestamp_sizes(&batch, reader.recorded_timestamp_sizes(), cfs, &name)?;
+        let ts_fixes = wal_timestamp_fixes(
+            &batch,
+            reader.recorded_timestamp_sizes(),
+            cfs,
+            ctx.verify_timestamp_sizes_only,
+        )?;
         check_memtable_writes_allowed(&batch, wal, cfs)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;
@@ -698,7 +707,38 @@ pub fn replay_wal(
             *seq += 1;
         };
         let prepared = &mut ctx.prepared;
-        batch.for_each_wal_record(&mut |r| prepared.replay(config, wal, r, &mut seq, &mut insert))?;
+        if ts_fixes.is_empty() {
+            batch.for_each_wal_record(&mut |r| prepared.replay(config, wal, r, &mut seq, &mut insert))?;
+        } else {
+            // RocksDB's TimestampRecoveryHandler: the batch's keys (both ends of a range
+            // deletion) get their timestamps stripped or the minimum one appended before
+            // anything else sees them, prepared sections included.
+            let (mut key_buf, mut end_buf) = (Vec::new(), Vec::new());
+            batch.for_each_wal_record(&mut |r| match r {
+                crate::batch::WalRecord::Entry(e) => match ts_fixes.iter().find(|(id, _)| *id == e.cf_id) {
+                    Some((_, fix)) => {
+                        let key = fix.apply(e.key, &mut key_buf, &name)?;
+                        let value = if e.value_type == crate::key::ValueType::RangeDeletion {
+                            fix.apply(e.value, &mut end_buf, &name)?
+                        } else {
+                            e.value
+                        };
+                        let fixed = crate::batch::BatchEntry { key, value, ..e };
+                        prepared.replay(
+                            config,
+                            wal,
+                            crate::batch::WalRecord::Entry(fixed),
+                            &mut seq,
+                            &mut insert,
+                        )
+                    }
+                    None => {
+                        prepared.replay(config, wal, crate::batch::WalRecord::Entry(e), &mut seq, &mut insert)
+                    }
+                },
+                marker => prepared.replay(config, wal, marker, &mut seq, &mut insert),
+            })?;
+        }
         if seq > batch.sequence() {
             *last_sequence = (*last_sequence).max(seq - 1);
         }
@@ -770,18 +810,64 @@ pub fn check_memtable_writes_allowed(
     })
 }
 
-/// The keys of a WAL batch carry the timestamp size the WAL recorded for their family
-/// (RocksDB 8+'s record type 10; none recorded: no timestamps). Shale reads them only when
-/// that is the family's size now; RocksDB would strip or pad them, Shale refuses.
-pub fn check_wal_timestamp_sizes(
+/// How a replayed WAL entry's key changes to fit its family's timestamp size now (RocksDB's
+/// `RecoveryType`, util/udt_util.cc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TsFix {
+    /// The WAL recorded `n`-byte timestamps, the family has none: they are cut off.
+    Strip(usize),
+    /// The WAL recorded none, the family has `n`-byte ones: the minimum (zero) is appended.
+    Pad(usize),
+}
+
+impl TsFix {
+    fn apply<'a>(self, key: &'a [u8], buf: &'a mut Vec<u8>, wal_name: &str) -> Result<&'a [u8]> {
+        match self {
+            TsFix::Strip(n) => {
+                key.get(..key.len().wrapping_sub(n)).filter(|_| key.len() >= n).ok_or_else(|| {
+                    Error::corruption(format!(
+                        "{wal_name}: a key of {} bytes is shorter than its {n}-byte timestamp",
+                        key.len()
+                    ))
+                })
+            }
+            TsFix::Pad(n) => {
+                buf.clear();
+                buf.extend_from_slice(key);
+                buf.resize(key.len() + n, 0);
+                Ok(buf)
+            }
+        }
+    }
+}
+
+/// RocksDB 11.8.1's `HandleWriteBatchTimestampSizeDifference` for one WAL batch: the keys
+/// carry the timestamp size the WAL recorded for their family before the batch (record
+/// type 10; none recorded: none). For each family of the batch still open whose size now
+/// differs: strip (recorded, none now), pad (none recorded, some now), or refuse (two
+/// different sizes). A secondary instance (`verify_only`) refuses any difference. Families
+/// dropped since are left as they are.
+pub fn wal_timestamp_fixes(
     batch: &WriteBatch,
     recorded: &[(u32, u16)],
     cfs: &BTreeMap<u32, CfState>,
-    wal_name: &str,
-) -> Result<()> {
-    if recorded.is_empty() && cfs.values().all(|c| c.handle.icmp.timestamp_size() == 0) {
-        return Ok(());
+    verify_only: bool,
+) -> Result<Vec<(u32, TsFix)>> {
+    let fix_of = |id: u32, running: usize| -> std::result::Result<Option<TsFix>, ()> {
+        let logged = recorded.iter().find(|(c, _)| *c == id).map(|(_, s)| *s as usize);
+        match (running, logged) {
+            (0, None) => Ok(None),
+            (0, Some(n)) => Ok(Some(TsFix::Strip(n))),
+            (r, None) => Ok(Some(TsFix::Pad(r))),
+            (r, Some(n)) if r == n => Ok(None),
+            _ => Err(()),
+        }
+    };
+    // The quick path: every open family agrees with what the WAL recorded.
+    if cfs.iter().all(|(id, c)| fix_of(*id, c.handle.icmp.timestamp_size()) == Ok(None)) {
+        return Ok(Vec::new());
     }
+    let mut fixes: Vec<(u32, TsFix)> = Vec::new();
     let mut checked: Vec<u32> = Vec::new();
     batch.for_each(&mut |e| {
         if checked.contains(&e.cf_id) {
@@ -789,17 +875,21 @@ pub fn check_wal_timestamp_sizes(
         }
         checked.push(e.cf_id);
         let Some(cf) = cfs.get(&e.cf_id) else { return Ok(()) };
-        let running = cf.handle.icmp.timestamp_size();
-        let logged = recorded.iter().find(|(id, _)| *id == e.cf_id).map_or(0, |(_, s)| *s as usize);
-        if running != logged {
-            return Err(Error::not_supported(format!(
-                "{wal_name} holds keys of column family {} with {logged}-byte timestamps; the family has \
-                 {running}-byte ones (reconciling timestamp sizes is not supported by Shale)",
-                cf.handle.name
-            )));
+        match fix_of(e.cf_id, cf.handle.icmp.timestamp_size()) {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) | Err(()) if verify_only => {
+                Err(Error::invalid_argument("WriteBatch contains timestamp size inconsistency."))
+            }
+            Ok(Some(fix)) => {
+                fixes.push((e.cf_id, fix));
+                Ok(())
+            }
+            Err(()) => Err(Error::invalid_argument(
+                "WriteBatch contains unrecoverable timestamp size inconsistency.",
+            )),
         }
-        Ok(())
-    })
+    })?;
+    Ok(fixes)
 }
 
 pub fn new_db(fs: &dyn FileSystem, path: &Path, comparator: &str, persist_udt: bool) -> Result<()> {

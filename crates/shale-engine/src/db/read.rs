@@ -384,6 +384,8 @@ impl DbInner {
         let mut merge =
             MergeLookup { op: cf.config().callbacks.merge(), stats, key, operands: Vec::new(), blob, entity };
         let with_ts = cf.icmp.timestamp_size() > 0;
+        // With timestamps the lookup key ends with the read timestamp.
+        let read_ts = &key[key.len().saturating_sub(cf.icmp.timestamp_size())..];
         let mem_timer = PerfTimer::new(Field::GetFromMemtableTime);
         // RocksDB's `skip_memtable`: the persisted tier after a write without the WAL.
         let skip_memtables = ro.read_tier == ReadTier::Persisted
@@ -392,9 +394,15 @@ impl DbInner {
         for mem in memtables {
             perf::count(Field::GetFromMemtableCount, 1);
             if with_ts && mem.num_range_deletes() > 0 && !ro.ignore_range_deletions {
-                return Err(ts_unsupported("range deletions"));
-            }
-            if !ro.ignore_range_deletions {
+                // A tombstone counts at or below the snapshot and the read timestamp (the
+                // lookup key's), over every timestamp of its keys (RocksDB's
+                // `MaxCoveringTombstoneSeqnum` with `SetMaxVisibleSeqAndTimestamp`).
+                let tombstones = crate::iter::FragmentedTombstones::new(
+                    cf.icmp.user_comparator().clone(),
+                    crate::iter::range_del::from_table_entries(&mem.range_tombstones())?,
+                );
+                max_cov = max_cov.max(tombstones.max_covering_seq_at(key, seq, read_ts));
+            } else if !ro.ignore_range_deletions {
                 max_cov = max_cov.max(mem.max_covering_tombstone_seq(key, seq));
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
@@ -462,11 +470,8 @@ impl DbInner {
                     continue;
                 }
                 let entry = self.table_cache.get_for_point_read(cf, f, Some(level), &reads)?;
-                if with_ts && !entry.tombstones.is_empty() && !ro.ignore_range_deletions {
-                    return Err(ts_unsupported("range deletions"));
-                }
                 if !entry.tombstones.is_empty() && !ro.ignore_range_deletions {
-                    max_cov = max_cov.max(entry.tombstones.max_covering_seq(key, seq));
+                    max_cov = max_cov.max(entry.tombstones.max_covering_seq_at(key, seq, read_ts));
                 }
                 let Some((ik, v)) = self.table_cache.row_get(f, &entry, &lookup, reads)? else {
                     // RocksDB's kNotFound: the file held nothing of the key.

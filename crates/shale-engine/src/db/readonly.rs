@@ -137,6 +137,7 @@ pub fn replay(
         read_only: true,
         prepared: Default::default(),
         min_wal_number: open::replay_floor(recovered, cfs, config.allow_2pc),
+        verify_timestamp_sizes_only: mode == DbMode::Secondary,
     };
     let mut secondary;
     let config = if mode == DbMode::Secondary {
@@ -184,7 +185,32 @@ impl DbInner {
         for h in handles {
             // A family the primary dropped keeps the state last read.
             let Some(rc) = recovered.column_families.get(&h.id) else { continue };
-            let files = rc.files.iter().map(|(l, f)| (*l, Arc::new(f.clone()))).collect();
+            // Tables recorded without timestamps get their boundaries padded, as at open
+            // (RocksDB's VersionEditHandler on the secondary's MANIFEST tail).
+            let mark_no_udt = match &rc.comparator {
+                Some(stored) => super::timestamps::validate_udt_options(
+                    &**h.icmp.user_comparator(),
+                    stored,
+                    h.config().persist_user_defined_timestamps,
+                    rc.persist_user_defined_timestamps.unwrap_or(true),
+                )?,
+                None => false,
+            };
+            let ts = h.icmp.timestamp_size();
+            let files = rc
+                .files
+                .iter()
+                .map(|(l, f)| {
+                    let mut f = f.clone();
+                    super::timestamps::pad_file_boundaries(&mut f, ts, mark_no_udt);
+                    (*l, Arc::new(f))
+                })
+                .collect();
+            // The primary's `full_history_ts_low` as last recorded (RocksDB's secondary
+            // applies the edits, so its reads below it are refused).
+            if !rc.full_history_ts_low.is_empty() {
+                *h.full_history_ts_low.lock() = rc.full_history_ts_low.clone();
+            }
             let version = Arc::new(
                 Version::new(h.icmp.clone(), h.config().num_levels, files)
                     .with_blob_files(&rc.blob_files)

@@ -425,6 +425,16 @@ impl super::DbInner {
                 unique_id: Some(f.unique_id).filter(|u| *u != [0, 0]),
                 epoch_number: f.epoch_number,
                 tail_size,
+                // Whether the worker's table holds timestamps, from its properties (a
+                // family with `persist_user_defined_timestamps=false` gets tables without
+                // them). RocksDB 11.8.1's CompactionServiceCompactionJob leaves its
+                // FileMetaData default (true) here, so its primary reads such an output as
+                // if it held timestamps; Shale records what the table says, as a local
+                // compaction does (docs/timestamps.md).
+                user_defined_timestamps_persisted: f
+                    .table_properties
+                    .get("user_defined_timestamps_persisted")
+                    .is_none_or(|v| v != "0"),
                 ..Default::default()
             });
             output_hashes.push(f.paranoid_hash);

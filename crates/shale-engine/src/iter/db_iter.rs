@@ -1575,6 +1575,12 @@ impl DBIter {
     fn ts_seek_to_last(&mut self) {
         self.reset(Direction::Reverse);
         self.ts_clear();
+        if self.range_conv.is_some() {
+            // RocksDB's SeekToLast: SeekForPrev(upper bound), whose target clamped to the
+            // bound is `upper | max ts`; without a bound nothing is tracked.
+            let end = self.upper.clone().map(|up| self.ts_with(&up, 0xff));
+            self.set_reverse_end(end.as_deref());
+        }
         if let Some(upper) = self.upper.take() {
             // RocksDB seeks for prev at the upper bound: the prefix is the bound's.
             self.set_prefix_from(false, Some(&upper));
@@ -1644,6 +1650,17 @@ impl DBIter {
             Ok(t) => t,
             Err(e) => return self.fail(e),
         };
+        if self.range_conv.is_some() {
+            // RocksDB's `SetSavedKeyToSeekForPrevTarget`: `target | min ts`, or
+            // `upper | max ts` when the target is at or past the bound.
+            let end = match &self.upper {
+                Some(up) if t.cmp_plain(target, up) != Ordering::Less => {
+                    [&up[..], &vec![0xffu8; t.ts_sz]].concat()
+                }
+                _ => [target, &vec![0u8; t.ts_sz]].concat(),
+            };
+            self.set_reverse_end(Some(&end));
+        }
         if self.lower.as_ref().is_some_and(|lo| t.cmp_plain(target, lo) == Ordering::Less) {
             return self.ts_put(t);
         }
@@ -1687,6 +1704,13 @@ impl DBIter {
             t.pos -= 1;
             return;
         }
+        if self.range_conv.is_some() {
+            // The key above a run the step may track: the current version's user key
+            // (RocksDB's `range_tomb_end_key_`, with its timestamp).
+            let current = t.current().map(|c| user_key(&c.ikey).to_vec());
+            self.set_reverse_end(current.as_deref());
+        }
+        let Some(t) = self.ts.as_deref_mut() else { return };
         if self.direction == Direction::Forward {
             // The inner iterator is past the current key's entries: before them.
             let key = match t.current() {
@@ -1763,24 +1787,36 @@ impl DBIter {
     fn ts_load(&mut self, t: &mut TsMode, forward: bool) -> Result<bool> {
         t.yields.clear();
         t.pos = 0;
+        if forward {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                rc.count = 0;
+            }
+        }
         loop {
             if !self.inner.valid() {
                 self.inner.status()?;
+                self.ts_end_run(forward);
                 return Ok(false);
             }
             let key = t.strip(parse_internal_key(self.inner.key())?.user_key).to_vec();
             if forward {
                 if self.upper.as_ref().is_some_and(|up| t.cmp_plain(&key, up) != Ordering::Less) {
+                    self.ts_end_run(forward);
                     return Ok(false);
                 }
             } else if self.lower.as_ref().is_some_and(|lo| t.cmp_plain(&key, lo) == Ordering::Less) {
+                self.ts_end_run(forward);
                 return Ok(false);
             }
             if !self.prefix_ok(&key) {
+                self.ts_end_run(forward);
                 return Ok(false);
             }
             self.ts_collect(t, &key, forward)?;
             self.ts_resolve(t)?;
+            if self.range_conv.is_some() {
+                self.ts_track(t, forward);
+            }
             if !t.yields.is_empty() {
                 t.pos = if forward { 0 } else { t.yields.len() - 1 };
                 return Ok(true);
@@ -1791,6 +1827,70 @@ impl DBIter {
                     "Too many internal keys skipped.",
                 ));
             }
+        }
+    }
+
+    /// `key | ts` with every timestamp byte `fill` (the mode's timestamp size).
+    fn ts_with(&self, key: &[u8], fill: u8) -> Vec<u8> {
+        let n = self.ts.as_deref().map_or(0, |t| t.ts_sz);
+        let mut v = Vec::with_capacity(key.len() + n);
+        v.extend_from_slice(key);
+        v.resize(key.len() + n, fill);
+        v
+    }
+
+    /// Range conversion (see [`RangeConv`]) for the key just collected and resolved, as
+    /// RocksDB's DBIter sees it with timestamps (read at the maximum timestamp, no
+    /// `iter_start_ts`: every version at or below the snapshot is visible). Its newest
+    /// visible entry decides: a live one (yielded) ends the run there, at its user key with
+    /// its timestamp; a point tombstone extends it with that key (forward: the run's first
+    /// and last, backward: its lowest). Forward, a key with no visible entry moves the
+    /// run's last key to its first entry's (RocksDB's `saved_key_`).
+    #[cold]
+    fn ts_track(&mut self, t: &TsMode, forward: bool) {
+        let newest = t.entries.iter().find(|e| e.seq <= self.sequence);
+        let live = !t.yields.is_empty();
+        if forward {
+            let Some(rc) = self.range_conv.as_deref_mut() else { return };
+            match newest {
+                Some(e) if live => {
+                    rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), Some(user_key(&e.ikey)))
+                }
+                Some(e) if matches!(e.vt, ValueType::Deletion | ValueType::SingleDeletion) => {
+                    rc.track(user_key(&e.ikey))
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(first) = t.entries.first() {
+                        rc.newer_key(&self.icmp, user_key(&first.ikey));
+                    }
+                }
+            }
+        } else if live {
+            self.flush_reverse_run();
+        } else if let Some(e) =
+            newest.filter(|e| matches!(e.vt, ValueType::Deletion | ValueType::SingleDeletion))
+        {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                if rc.end.is_some() {
+                    rc.track_reverse(user_key(&e.ikey));
+                }
+            }
+        }
+    }
+
+    /// A step that found nothing more (a bound, the prefix's end, the data's end) ends the
+    /// pending run: forward at its last key, backward at the key above it.
+    fn ts_end_run(&mut self, forward: bool) {
+        if self.range_conv.is_none() || self.inner.status().is_err() {
+            return;
+        }
+        if forward {
+            if let Some(rc) = self.range_conv.as_deref_mut() {
+                rc.flush(&self.icmp, self.sequence, self.stats.as_deref(), None);
+            }
+        } else {
+            self.flush_reverse_run();
         }
     }
 

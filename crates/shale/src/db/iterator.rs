@@ -288,12 +288,15 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         // `min_tombstones_for_range_conversion`: RocksDB's DBIter turns it off without an
         // active memtable (tailing, read-only, secondary) and where the scan may not see
         // every live key between the tombstones (a legacy prefix seek without
-        // prefix_same_as_start). Shale's timestamp mode does not convert either.
+        // prefix_same_as_start, or, with timestamps, a read below the maximum timestamp or
+        // with `iter_start_ts`: its `HasFullTimestampVisibility`).
         let min_conv = cf.config().min_tombstones_for_range_conversion;
+        let full_ts_visibility = src.ro.iter_start_ts.is_none()
+            && read_ts.as_ref().ok().and_then(Option::as_ref).is_none_or(|t| t.iter().all(|b| *b == 0xff));
         if min_conv > 0
             && inner.mode == super::readonly::DbMode::ReadWrite
             && !matches!(follow, Follow::Tailing)
-            && cf.icmp.timestamp_size() == 0
+            && full_ts_visibility
             && (cf.config().prefix_extractor.is_none()
                 || src.ro.total_order_seek
                 || inner.config.prefix_seek_opt_in_only

@@ -296,6 +296,7 @@ pub(crate) fn open<T: ThreadMode>(
         read_only: false,
         prepared: Default::default(),
         min_wal_number,
+        verify_timestamp_sizes_only: false,
     };
     // RocksDB's RecoverLogFiles events (`info_log.rs`): with WALs in the directory, one job
     // from `recovery_started` to `recovery_finished` (or `recovery_failed`).

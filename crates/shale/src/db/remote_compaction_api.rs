@@ -35,6 +35,48 @@ pub fn open_and_compact(db_path: &Path, output_dir: &Path, input: &[u8]) -> Resu
         true,
         &crate::Cache::new_lru_cache(8 << 20),
     )?;
+    // RocksDB's OpenAndCompact loads the OPTIONS file with its object registry, which
+    // builds the built-in comparators from their names (the `.u64ts` ones too): a family
+    // with user-defined timestamps is compacted with them.
+    let file = crate::options_file::read_options_file(
+        &*crate::fs::default_fs(),
+        db_path,
+        input.options_file_number,
+    )?;
+    let builtin = |cf: &str| {
+        let name = file
+            .cfs
+            .iter()
+            .find(|c| c.name == cf)?
+            .options
+            .iter()
+            .find(|(k, _)| k == "comparator")?
+            .1
+            .clone();
+        let cmp: crate::comparator::ComparatorRef = match name.as_str() {
+            "leveldb.BytewiseComparator" => Arc::new(crate::BytewiseComparator),
+            "rocksdb.ReverseBytewiseComparator" => Arc::new(crate::ReverseBytewiseComparator),
+            "leveldb.BytewiseComparator.u64ts" => Arc::new(crate::U64TsComparator::bytewise()),
+            "rocksdb.ReverseBytewiseComparator.u64ts" => Arc::new(crate::U64TsComparator::reverse_bytewise()),
+            _ => return None,
+        };
+        Some(cmp)
+    };
+    let mut opts = opts;
+    if let Some(c) = builtin("default") {
+        opts.set_comparator_object(c);
+    }
+    let descs: Vec<crate::ColumnFamilyDescriptor> = descs
+        .into_iter()
+        .map(|d| match builtin(d.name()) {
+            Some(c) => {
+                let mut o = d.options().clone();
+                o.set_comparator_object(c);
+                crate::ColumnFamilyDescriptor::new(d.name(), o)
+            }
+            None => d,
+        })
+        .collect();
     let db: crate::DB = crate::DB::open_cf_descriptors_as_secondary(&opts, db_path, output_dir, descs)?;
     let result = db.compact_for_service(&input, output_dir)?;
     Ok(result.encode())
