@@ -147,13 +147,19 @@ pub fn blob_crc(key: &[u8], value: &[u8]) -> u32 {
 impl RecordHeader {
     /// The header of a record holding `key` and `value` (stored bytes).
     pub fn encode(key: &[u8], value: &[u8], expiration: u64) -> Vec<u8> {
-        let mut d = Vec::with_capacity(RECORD_HEADER_SIZE);
-        put_fixed64(&mut d, key.len() as u64);
-        put_fixed64(&mut d, value.len() as u64);
-        put_fixed64(&mut d, expiration);
-        let hcrc = mask_crc(crc32c::crc32c(&d));
-        put_fixed32(&mut d, hcrc);
-        put_fixed32(&mut d, blob_crc(key, value));
+        Self::encode_array(key, value, expiration).to_vec()
+    }
+
+    /// As [`RecordHeader::encode`], on the stack: a writer appends it, then the key and the
+    /// value, without copying them into one record first (RocksDB's `BlobLogWriter`).
+    pub fn encode_array(key: &[u8], value: &[u8], expiration: u64) -> [u8; RECORD_HEADER_SIZE] {
+        let mut d = [0u8; RECORD_HEADER_SIZE];
+        d[..8].copy_from_slice(&(key.len() as u64).to_le_bytes());
+        d[8..16].copy_from_slice(&(value.len() as u64).to_le_bytes());
+        d[16..24].copy_from_slice(&expiration.to_le_bytes());
+        let hcrc = mask_crc(crc32c::crc32c(&d[..24]));
+        d[24..28].copy_from_slice(&hcrc.to_le_bytes());
+        d[28..32].copy_from_slice(&blob_crc(key, value).to_le_bytes());
         d
     }
 

@@ -146,13 +146,16 @@ impl<'a> BlobFileBuilder<'a> {
         }
         let Some(cur) = self.current.as_mut() else { return Ok(None) };
         let record_offset = cur.file.size();
-        let mut rec = RecordHeader::encode(user_key, blob, 0);
-        rec.extend_from_slice(user_key);
-        rec.extend_from_slice(blob);
-        append(self.stats, &mut *cur.file, &rec)?;
-        record_tick(self.stats, Ticker::BlobDbBlobFileBytesWritten, rec.len() as u64);
+        // Header, key and blob appended one after the other (the file buffers them), as
+        // RocksDB's `BlobLogWriter::EmitPhysicalRecord`: no copy of the record is built.
+        let header = RecordHeader::encode_array(user_key, blob, 0);
+        append(self.stats, &mut *cur.file, &header)?;
+        append(self.stats, &mut *cur.file, user_key)?;
+        append(self.stats, &mut *cur.file, blob)?;
+        let rec_len = (RECORD_HEADER_SIZE + user_key.len() + blob.len()) as u64;
+        record_tick(self.stats, Ticker::BlobDbBlobFileBytesWritten, rec_len);
         cur.count += 1;
-        cur.bytes += rec.len() as u64;
+        cur.bytes += rec_len;
         let index = BlobIndex {
             file_number: cur.number,
             offset: record_offset + (RECORD_HEADER_SIZE + user_key.len()) as u64,
