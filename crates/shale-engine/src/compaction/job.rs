@@ -565,6 +565,17 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     let mut grandparents: [GrandparentCursor<'_>; 2] =
         std::array::from_fn(|_| GrandparentCursor::new(input.grandparents));
     let mut restart_overlap = [false, false];
+    // Ends stream `$s`'s open output `$out` before user key `$uk` (a size, grandparent or
+    // partition cut): the next output's lower bound is `$uk`, and its grandparent overlap
+    // restarts at the next key the stream takes.
+    macro_rules! cut_before {
+        ($s:expr, $out:expr, $uk:expr) => {{
+            let o = $out.take();
+            finish(&ctx, o, &kept_tombstones[$s], lowers[$s].as_deref(), Some($uk), $s == 1, &mut result)?;
+            lowers[$s] = Some($uk.to_vec());
+            restart_overlap[$s] = true;
+        }};
+    }
     // A sentinel at `key` in stream `s`: the stream's open output ends before it when full or
     // when the partitioner asks; an output opens for it (its tombstone part starts there).
     let sentinel = |key: &[u8],
@@ -610,18 +621,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
             }
             for (s, out) in outs.iter_mut().enumerate() {
                 if out.as_ref().is_some_and(full) {
-                    let o = out.take();
-                    finish(
-                        &ctx,
-                        o,
-                        &kept_tombstones[s],
-                        lowers[s].as_deref(),
-                        Some(&uk),
-                        s == 1,
-                        &mut result,
-                    )?;
-                    lowers[s] = Some(uk.clone());
-                    restart_overlap[s] = true;
+                    cut_before!(s, out, &uk);
                 }
             }
             if ts_sz > 0 {
@@ -656,34 +656,12 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
                             > input.max_grandparent_overlap
                     });
                     if crossed > 0 && over {
-                        let o = out.take();
-                        finish(
-                            &ctx,
-                            o,
-                            &kept_tombstones[s],
-                            lowers[s].as_deref(),
-                            Some(&uk),
-                            s == 1,
-                            &mut result,
-                        )?;
-                        lowers[s] = Some(uk.clone());
-                        restart_overlap[s] = true;
+                        cut_before!(s, out, &uk);
                     }
                 }
                 if let (Some(p), false) = (input.partitioner, started[s]) {
                     if out.is_some() && p.should_partition(&last_written[s], &uk) {
-                        let o = out.take();
-                        finish(
-                            &ctx,
-                            o,
-                            &kept_tombstones[s],
-                            lowers[s].as_deref(),
-                            Some(&uk),
-                            s == 1,
-                            &mut result,
-                        )?;
-                        lowers[s] = Some(uk.clone());
-                        restart_overlap[s] = true;
+                        cut_before!(s, out, &uk);
                     }
                     last_written[s].clone_from(&uk);
                 }

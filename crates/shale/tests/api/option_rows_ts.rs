@@ -17,18 +17,19 @@ use shale::{ColumnFamilyDescriptor, ErrorKind, Options, ReadOptions, U64TsCompar
 
 use crate::util;
 
-fn ts(t: u64) -> [u8; 8] {
+pub(crate) fn ts(t: u64) -> [u8; 8] {
     t.to_le_bytes()
 }
 
-fn read_at(t: u64) -> ReadOptions {
+pub(crate) fn read_at(t: u64) -> ReadOptions {
     let mut ro = ReadOptions::default();
     ro.set_timestamp(ts(t));
     ro
 }
 
-/// Options from a string (rust-rocksdb 0.25 has no setter), then the rest.
-fn opts(persist: bool, with_ts: bool) -> Options {
+/// Options from a string (rust-rocksdb 0.25 has no setter), then the rest (shared by the
+/// `option_rows_ts_*` files).
+pub(crate) fn opts(persist: bool, with_ts: bool) -> Options {
     let mut o = Options::default()
         .get_options_from_string(format!("persist_user_defined_timestamps={persist}"))
         .unwrap();

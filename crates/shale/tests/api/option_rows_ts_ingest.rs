@@ -9,31 +9,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::option_rows_ts::{opts, read_at, ts};
 use shale::table::reader::{Table, TableReaderOptions};
-use shale::{ErrorKind, Options, ReadOptions, SstFileWriter, U64TsComparator, DB};
-
-fn ts(t: u64) -> [u8; 8] {
-    t.to_le_bytes()
-}
-
-fn read_at(t: u64) -> ReadOptions {
-    let mut ro = ReadOptions::default();
-    ro.set_timestamp(ts(t));
-    ro
-}
-
-fn opts(persist: bool, with_ts: bool) -> Options {
-    let mut o = Options::default()
-        .get_options_from_string(format!("persist_user_defined_timestamps={persist}"))
-        .unwrap();
-    o.create_if_missing(true);
-    o.set_disable_auto_compactions(true);
-    o.set_allow_concurrent_memtable_write(false);
-    if with_ts {
-        o.set_comparator_object(Arc::new(U64TsComparator::bytewise()));
-    }
-    o
-}
+use shale::{ErrorKind, Options, SstFileWriter, U64TsComparator, DB};
 
 /// Writes `keys` (each with value `v<key>`) with the writer's options; with timestamps at
 /// `t`.

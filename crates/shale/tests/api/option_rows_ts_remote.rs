@@ -10,18 +10,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::option_rows_ts::{read_at, ts};
 use shale::db::CompactionService;
-use shale::{ErrorKind, Options, ReadOptions, U64TsComparator, DB};
-
-fn ts(t: u64) -> [u8; 8] {
-    t.to_le_bytes()
-}
-
-fn read_at(t: u64) -> ReadOptions {
-    let mut ro = ReadOptions::default();
-    ro.set_timestamp(ts(t));
-    ro
-}
+use shale::{ErrorKind, Options, U64TsComparator, DB};
 
 fn opts() -> Options {
     let mut o = Options::default().get_options_from_string("persist_user_defined_timestamps=false").unwrap();

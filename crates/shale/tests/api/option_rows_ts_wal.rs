@@ -6,32 +6,8 @@
 //! instance refuses any difference with RocksDB's text.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use std::sync::Arc;
-
-use shale::{ErrorKind, Options, ReadOptions, U64TsComparator, DB};
-
-fn ts(t: u64) -> [u8; 8] {
-    t.to_le_bytes()
-}
-
-fn read_at(t: u64) -> ReadOptions {
-    let mut ro = ReadOptions::default();
-    ro.set_timestamp(ts(t));
-    ro
-}
-
-fn opts(persist: bool, with_ts: bool) -> Options {
-    let mut o = Options::default()
-        .get_options_from_string(format!("persist_user_defined_timestamps={persist}"))
-        .unwrap();
-    o.create_if_missing(true);
-    o.set_disable_auto_compactions(true);
-    o.set_allow_concurrent_memtable_write(false);
-    if with_ts {
-        o.set_comparator_object(Arc::new(U64TsComparator::bytewise()));
-    }
-    o
-}
+use super::option_rows_ts::{opts, read_at, ts};
+use shale::{ErrorKind, DB};
 
 fn wal_count(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir)
