@@ -1105,9 +1105,7 @@ impl SkipList {
         value: &[u8],
         hint: &mut InsertHint,
     ) -> bool {
-        let (node, height) = self.new_node(user_key, trailer, value, true);
-        self.refresh_splice(&mut hint.splice);
-        self.link(node, height, &mut hint.splice, true)
+        self.insert_hinted(user_key, trailer, value, hint, true)
     }
 
     /// [`SkipList::insert`] starting from `hint`, the splice the last insert through it left
@@ -1120,7 +1118,20 @@ impl SkipList {
         value: &[u8],
         hint: &mut InsertHint,
     ) -> bool {
-        let (node, height) = self.new_node(user_key, trailer, value, false);
+        self.insert_hinted(user_key, trailer, value, hint, false)
+    }
+
+    /// The two hinted inserts (`concurrent`: [`SkipList::insert_concurrently_with_hint`]): the
+    /// hint's splice refreshed, then linked with RocksDB's partial splice fix.
+    fn insert_hinted(
+        &self,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+        hint: &mut InsertHint,
+        concurrent: bool,
+    ) -> bool {
+        let (node, height) = self.new_node(user_key, trailer, value, concurrent);
         self.refresh_splice(&mut hint.splice);
         self.link(node, height, &mut hint.splice, true)
     }

@@ -6,12 +6,11 @@
 //! RocksDB's `FailIfReadCollapsedHistory`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::option_rows_ts::{read_at, ts};
-use shale::db::CompactionService;
+use crate::util;
 use shale::{ErrorKind, Options, U64TsComparator, DB};
 
 fn opts() -> Options {
@@ -21,22 +20,6 @@ fn opts() -> Options {
     o.set_allow_concurrent_memtable_write(false);
     o.set_comparator_object(Arc::new(U64TsComparator::bytewise()));
     o
-}
-
-/// A worker in this process: each call opens the database as RocksDB's OpenAndCompact does.
-struct Worker {
-    db: PathBuf,
-    out: PathBuf,
-    calls: AtomicUsize,
-}
-
-impl CompactionService for Worker {
-    fn compact(&self, input: &[u8]) -> shale::Result<Vec<u8>> {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        let out = self.out.join(format!("job{n}"));
-        std::fs::create_dir_all(&out).unwrap();
-        shale::db::open_and_compact(&self.db, &out, input)
-    }
 }
 
 fn check(db: &DB) {
@@ -63,8 +46,7 @@ fn a_remote_compactions_outputs_are_read_without_timestamps() {
     let db_path = dir.path().join("db");
     let o = opts();
     let db = DB::open(&o, &db_path).unwrap();
-    let worker =
-        Arc::new(Worker { db: db_path.clone(), out: dir.path().join("out"), calls: AtomicUsize::new(0) });
+    let worker = Arc::new(util::LocalCompactionWorker::new(&db_path, &dir.path().join("out")));
     db.set_compaction_service(Some(worker.clone()));
     for i in 0..40u32 {
         db.put_with_ts(format!("k{i:03}"), ts(5), format!("old{i}")).unwrap();

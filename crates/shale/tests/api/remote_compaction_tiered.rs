@@ -7,27 +7,11 @@
 //! ldb's `remote_compaction_worker`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use shale::db::CompactionService;
+use crate::util;
 use shale::{Options, DB};
-
-struct Worker {
-    db: PathBuf,
-    out: PathBuf,
-    calls: AtomicUsize,
-}
-
-impl CompactionService for Worker {
-    fn compact(&self, input: &[u8]) -> shale::Result<Vec<u8>> {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        let out = self.out.join(format!("job{n}"));
-        std::fs::create_dir_all(&out).unwrap();
-        shale::db::open_and_compact(&self.db, &out, input)
-    }
-}
 
 fn levels(db: &DB) -> Vec<i32> {
     let mut l: Vec<i32> = db.live_files().unwrap().into_iter().map(|f| f.level).collect();
@@ -47,8 +31,7 @@ fn run(preclude: u32) -> (Vec<i32>, usize) {
     o.create_if_missing(true);
     o.set_disable_auto_compactions(true);
     let db = DB::open(&o, &dir).unwrap();
-    let worker =
-        Arc::new(Worker { db: dir.clone(), out: tmp.path().join("out"), calls: AtomicUsize::new(0) });
+    let worker = Arc::new(util::LocalCompactionWorker::new(&dir, &tmp.path().join("out")));
     db.set_compaction_service(Some(worker.clone()));
     for round in 0..2 {
         for i in 0..100 {

@@ -225,3 +225,26 @@ impl<H: FsHooks> FileSystem for HookedFs<H> {
         self.base.sync_file(path)
     }
 }
+
+/// A compaction service whose worker runs in this process: each call opens the database at
+/// `db` as RocksDB's `OpenAndCompact` does, into a new directory `job<n>` under `out`.
+pub struct LocalCompactionWorker {
+    pub db: std::path::PathBuf,
+    pub out: std::path::PathBuf,
+    pub calls: std::sync::atomic::AtomicUsize,
+}
+
+impl LocalCompactionWorker {
+    pub fn new(db: &Path, out: &Path) -> LocalCompactionWorker {
+        LocalCompactionWorker { db: db.to_path_buf(), out: out.to_path_buf(), calls: Default::default() }
+    }
+}
+
+impl shale::db::CompactionService for LocalCompactionWorker {
+    fn compact(&self, input: &[u8]) -> shale::Result<Vec<u8>> {
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let out = self.out.join(format!("job{n}"));
+        std::fs::create_dir_all(&out).map_err(|e| shale::Error::io(out.display(), e))?;
+        shale::db::open_and_compact(&self.db, &out, input)
+    }
+}
