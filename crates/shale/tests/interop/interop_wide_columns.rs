@@ -20,7 +20,7 @@ use std::path::Path;
 use shale::{Options, ReadOptions, DB};
 use tools::*;
 
-type Cols = Vec<(Vec<u8>, Vec<u8>)>;
+pub(crate) type Cols = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn ldb(dir: &Path, extra: &[&str]) -> String {
     let mut a = vec![format!("--db={}", dir.display())];
@@ -28,8 +28,9 @@ fn ldb(dir: &Path, extra: &[&str]) -> String {
     run_tool("ldb", &a)
 }
 
-/// The columns `put_entity key cols...` gives, sorted by name.
-fn parse(cols: &[String]) -> Cols {
+/// The columns `put_entity key cols...` gives, sorted by name (shared by the
+/// `interop_wide_columns_*` files).
+pub(crate) fn parse(cols: &[String]) -> Cols {
     let mut v: Cols = cols
         .iter()
         .map(|c| {

@@ -27,7 +27,7 @@ use shale::statistics::Ticker;
 use shale::{Options, ReadOptions, DB};
 use tools::*;
 
-type Cols = Vec<(Vec<u8>, Vec<u8>)>;
+use super::interop_wide_columns::{parse, Cols};
 
 const MIN_BLOB: &str = "--min_blob_size=20";
 
@@ -40,18 +40,6 @@ fn ldb(dir: &Path, extra: &[&str]) -> String {
 
 fn big(tag: &str) -> String {
     format!("{tag}{}", "x".repeat(40))
-}
-
-fn parse(cols: &[String]) -> Cols {
-    let mut v: Cols = cols
-        .iter()
-        .map(|c| {
-            let (n, val) = c.split_once(':').unwrap();
-            (n.as_bytes().to_vec(), val.as_bytes().to_vec())
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 fn default_of(cols: &Cols) -> Vec<u8> {
