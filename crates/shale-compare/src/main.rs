@@ -1,7 +1,7 @@
 //! `shale-compare`: runs RocksDB's `db_bench` and `shale bench` with identical flags on
 //! fresh directories, alternating which goes first, N repetitions each; prints a table
-//! per workload (medians of ops/sec and micros/op, Shale/RocksDB ratio, min–max spread)
-//! and writes it, with the machine, flags and date, to docs/benchmarks.md.
+//! per workload (medians of ops/sec and micros/op, Shale/RocksDB ratio, min–max spread),
+//! and with `--out FILE` writes it, with the machine, flags and date, to that file.
 //!
 //! ```text
 //! cargo build --release -p shale-cli -p shale-compare
@@ -43,7 +43,8 @@ struct Cli {
     /// Where the databases go (each run gets a fresh directory, removed afterwards).
     #[arg(long, default_value = "/tmp/shale-compare")]
     workdir: PathBuf,
-    /// The Markdown report ("" to skip writing it; default docs/benchmarks.md, none with --quick).
+    /// The Markdown report (with --suite: default docs/benchmarks.md, "" or --quick for none;
+    /// without: none unless given, so a one-off comparison never replaces the suite's table).
     #[arg(long)]
     out: Option<String>,
     /// Run the whole table of docs/benchmarks.md (every workload family) instead of `flags`.
@@ -227,7 +228,7 @@ fn main() -> ExitCode {
     }
     let table = report::tables(&runs);
     print!("{table}");
-    let out = cli.out.clone().unwrap_or_else(|| "docs/benchmarks.md".into());
+    let out = cli.out.clone().unwrap_or_default();
     if !out.is_empty() {
         let doc = report::document(&cli.flags, cli.reps, &table, &runs, &db_bench);
         if let Err(e) = std::fs::write(&out, doc) {
