@@ -12,5 +12,7 @@ mod picker_bottommost_tests;
 pub mod picker_ttl;
 pub mod proximal;
 pub mod service;
+#[cfg(test)]
+mod test_files;
 pub mod trigger;
 pub mod universal;

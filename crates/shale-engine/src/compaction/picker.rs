@@ -1071,15 +1071,7 @@ mod tests {
     use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
 
     fn file(number: u64, lo: &str, hi: &str, size: u64) -> Arc<FileMetaData> {
-        Arc::new(FileMetaData {
-            number,
-            file_size: size,
-            smallest: make_internal_key(lo.as_bytes(), number * 10, ValueType::Value),
-            largest: make_internal_key(hi.as_bytes(), number * 10, ValueType::Value),
-            smallest_seqno: number * 10,
-            largest_seqno: number * 10,
-            ..Default::default()
-        })
+        super::super::test_files::file(number, lo, hi, number * 10, size)
     }
 
     fn version(files: Vec<(u32, Arc<FileMetaData>)>) -> Version {

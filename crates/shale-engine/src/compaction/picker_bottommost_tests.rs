@@ -3,22 +3,14 @@
 use std::sync::Arc;
 
 use super::picker::*;
+use super::test_files::table;
 use crate::config::CfConfig;
-use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+use crate::key::bytewise_internal_comparator;
 use crate::version::edit::FileMetaData;
 use crate::version::Version;
 
 fn file(number: u64, lo: &str, hi: &str, seq: u64, created: u64) -> Arc<FileMetaData> {
-    Arc::new(FileMetaData {
-        number,
-        file_size: 100,
-        smallest: make_internal_key(lo.as_bytes(), seq, ValueType::Value),
-        largest: make_internal_key(hi.as_bytes(), seq, ValueType::Value),
-        smallest_seqno: seq,
-        largest_seqno: seq,
-        file_creation_time: created,
-        ..Default::default()
-    })
+    Arc::new(FileMetaData { file_creation_time: created, ..table(number, lo, hi, seq, 100) })
 }
 
 fn version(files: Vec<(u32, Arc<FileMetaData>)>) -> Version {

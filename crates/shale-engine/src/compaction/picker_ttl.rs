@@ -116,7 +116,7 @@ pub fn min_overlapping_ratio_order(v: &Version, level: usize, ttl: u64, now: u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use crate::key::bytewise_internal_comparator;
 
     #[test]
     fn booster_follows_rocksdb_formula() {
@@ -150,17 +150,10 @@ mod tests {
 
     /// A table with sequence numbers falling as `number` grows (deeper levels: older data).
     fn file(number: u64, lo: &str, hi: &str, size: u64, time: u64, marked: bool) -> Arc<FileMetaData> {
-        let seq = 1000 - number;
         Arc::new(FileMetaData {
-            number,
-            file_size: size,
-            smallest: make_internal_key(lo.as_bytes(), seq, ValueType::Value),
-            largest: make_internal_key(hi.as_bytes(), seq, ValueType::Value),
-            smallest_seqno: seq,
-            largest_seqno: seq,
             oldest_ancester_time: time,
             marked_for_compaction: marked,
-            ..Default::default()
+            ..super::super::test_files::table(number, lo, hi, 1000 - number, size)
         })
     }
 

@@ -134,18 +134,10 @@ pub fn range_excluding(v: &Version, plan: &CompactionPlan, level: usize) -> Opti
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::key::{bytewise_internal_comparator, make_internal_key, ValueType};
+    use crate::key::bytewise_internal_comparator;
 
     fn file(number: u64, lo: &str, hi: &str, seq: u64) -> Arc<FileMetaData> {
-        Arc::new(FileMetaData {
-            number,
-            file_size: 100,
-            smallest: make_internal_key(lo.as_bytes(), seq, ValueType::Value),
-            largest: make_internal_key(hi.as_bytes(), seq, ValueType::Value),
-            smallest_seqno: seq,
-            largest_seqno: seq,
-            ..Default::default()
-        })
+        super::super::test_files::file(number, lo, hi, seq, 100)
     }
 
     fn opts(style: CompactionStyle, preclude: u64) -> CfConfig {

@@ -12,6 +12,14 @@ fn ikey(i: usize) -> Vec<u8> {
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn build(n: usize, interval: usize) -> (Arc<Block>, Entries) {
+    let (data, entries, est) = build_bytes(n, interval);
+    assert_eq!(data.len(), est);
+    (Arc::new(Block::new(data).unwrap()), entries)
+}
+
+/// A block of `n` entries (`ikey(i)`, values of 0 to 3 repeats) with restarts every
+/// `interval`: its bytes, its entries, and the builder's size estimate before `finish`.
+fn build_bytes(n: usize, interval: usize) -> (Vec<u8>, Entries, usize) {
     let mut b = BlockBuilder::new(interval);
     let mut entries = Vec::new();
     for i in 0..n {
@@ -20,9 +28,7 @@ fn build(n: usize, interval: usize) -> (Arc<Block>, Entries) {
         entries.push((ikey(i), v));
     }
     let est = b.current_size_estimate();
-    let data = b.finish().to_vec();
-    assert_eq!(data.len(), est);
-    (Arc::new(Block::new(data).unwrap()), entries)
+    (b.finish().to_vec(), entries, est)
 }
 
 #[test]
@@ -78,6 +84,59 @@ fn forward_backward_and_seeks_over_every_key() {
     }
 }
 
+/// `steps` random moves of `it` (next, prev, seek, seek to first and last; with `all_seeks`
+/// also seek_for_prev and seek_for_get), each checked against the entry list it was built from.
+fn random_walk(
+    it: &mut BlockIter,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    rng: &mut SmallRng,
+    steps: usize,
+    all_seeks: bool,
+) {
+    let n = entries.len();
+    let mut pos: Option<usize> = None;
+    for _ in 0..steps {
+        match rng.gen_range(0..12) {
+            0 => {
+                it.seek_to_last();
+                pos = Some(n - 1);
+            }
+            1 => {
+                let i = rng.gen_range(0..n);
+                it.seek(&entries[i].0);
+                pos = Some(i);
+            }
+            2 if all_seeks => {
+                let i = rng.gen_range(0..n);
+                it.seek_for_prev(&entries[i].0);
+                pos = Some(i);
+            }
+            3 if all_seeks => {
+                let i = rng.gen_range(0..n);
+                assert!(it.seek_for_get(&entries[i].0));
+                pos = Some(i);
+            }
+            2..=6 if pos.is_some() => {
+                it.prev();
+                pos = pos.and_then(|p| p.checked_sub(1));
+            }
+            _ if pos.is_some() => {
+                it.next();
+                pos = pos.map(|p| p + 1).filter(|&p| p < n);
+            }
+            _ => {
+                it.seek_to_first();
+                pos = Some(0);
+            }
+        }
+        it.status().unwrap();
+        match pos {
+            Some(p) => assert_eq!((it.key(), it.value()), (&entries[p].0[..], &entries[p].1[..])),
+            None => assert!(!it.valid()),
+        }
+    }
+}
+
 /// Random walks of next/prev/seeks against the entry list: the prev cache must give the
 /// same entry (key and value) as a scan from the restart point.
 #[test]
@@ -87,36 +146,7 @@ fn random_walk_mixes_prev_next_and_seeks() {
     for (n, interval) in [(200, 16), (37, 5), (10, 1), (64, 64)] {
         let (block, entries) = build(n, interval);
         let mut it = block.iter(&icmp);
-        let mut pos: Option<usize> = None;
-        for _ in 0..5000 {
-            match rng.gen_range(0..10) {
-                0 => {
-                    it.seek_to_last();
-                    pos = Some(n - 1);
-                }
-                1 => {
-                    let i = rng.gen_range(0..n);
-                    it.seek(&entries[i].0);
-                    pos = Some(i);
-                }
-                2..=5 if pos.is_some() => {
-                    it.prev();
-                    pos = pos.and_then(|p| p.checked_sub(1));
-                }
-                _ if pos.is_some() => {
-                    it.next();
-                    pos = pos.map(|p| p + 1).filter(|&p| p < n);
-                }
-                _ => {
-                    it.seek_to_first();
-                    pos = Some(0);
-                }
-            }
-            match pos {
-                Some(p) => assert_eq!((it.key(), it.value()), (&entries[p].0[..], &entries[p].1[..])),
-                None => assert!(!it.valid()),
-            }
-        }
+        random_walk(&mut it, &entries, &mut rng, 5000, false);
         it.status().unwrap();
     }
 }
@@ -923,14 +953,8 @@ proptest::proptest! {
 
 /// `build`'s block, unparsed: its bytes and entries.
 fn build_raw(n: usize, interval: usize) -> (Vec<u8>, Entries) {
-    let mut b = BlockBuilder::new(interval);
-    let mut entries = Vec::new();
-    for i in 0..n {
-        let v = format!("value-{i}").repeat(i % 4).into_bytes();
-        b.add(&ikey(i), &v);
-        entries.push((ikey(i), v));
-    }
-    (b.finish().to_vec(), entries)
+    let (data, entries, _) = build_bytes(n, interval);
+    (data, entries)
 }
 
 const CHECKSUM_ERROR: &str = "Corrupted block entry: per key-value checksum verification failed.";
@@ -961,47 +985,7 @@ fn protection_widths_keep_n_bytes_an_entry_and_every_move_passes() {
             assert_eq!(block.extra_memory(), n * usize::from(bytes), "charged as RocksDB's checksum_size_");
             let block = Arc::new(block);
             let mut it = block.iter(&icmp);
-            let mut pos: Option<usize> = None;
-            for _ in 0..3000 {
-                match rng.gen_range(0..12) {
-                    0 => {
-                        it.seek_to_last();
-                        pos = Some(n - 1);
-                    }
-                    1 => {
-                        let i = rng.gen_range(0..n);
-                        it.seek(&entries[i].0);
-                        pos = Some(i);
-                    }
-                    2 => {
-                        let i = rng.gen_range(0..n);
-                        it.seek_for_prev(&entries[i].0);
-                        pos = Some(i);
-                    }
-                    3 => {
-                        let i = rng.gen_range(0..n);
-                        assert!(it.seek_for_get(&entries[i].0));
-                        pos = Some(i);
-                    }
-                    4..=6 if pos.is_some() => {
-                        it.prev();
-                        pos = pos.and_then(|p| p.checked_sub(1));
-                    }
-                    _ if pos.is_some() => {
-                        it.next();
-                        pos = pos.map(|p| p + 1).filter(|&p| p < n);
-                    }
-                    _ => {
-                        it.seek_to_first();
-                        pos = Some(0);
-                    }
-                }
-                it.status().unwrap();
-                match pos {
-                    Some(p) => assert_eq!((it.key(), it.value()), (&entries[p].0[..], &entries[p].1[..])),
-                    None => assert!(!it.valid()),
-                }
-            }
+            random_walk(&mut it, &entries, &mut rng, 3000, true);
         }
     }
 }

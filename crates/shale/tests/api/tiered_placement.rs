@@ -5,7 +5,7 @@
 //! proximal level), older entries to the last level. Time moves by a `MockSystemClock`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use shale::{DBCompactionStyle, MockSystemClock, Options, DB};
@@ -24,6 +24,22 @@ fn open(dir: &Path, clock: &Arc<MockSystemClock>, rows: &str, universal: bool) -
         o.set_num_levels(7);
     }
     DB::open(&o, dir).unwrap()
+}
+
+/// A database in a new directory (see `open`) holding `n` keys starting with `prefix`, written
+/// at T0 of its clock; the directory lives as long as the first value.
+fn start(
+    rows: &str,
+    universal: bool,
+    prefix: &str,
+    n: u32,
+) -> (tempfile::TempDir, PathBuf, Arc<MockSystemClock>, DB) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let clock = MockSystemClock::new(T0);
+    let db = open(&dir, &clock, rows, universal);
+    put_all(&db, prefix, n);
+    (tmp, dir, clock, db)
 }
 
 /// The level of each live table holding keys starting with `prefix`.
@@ -65,11 +81,7 @@ fn check_all(db: &DB, prefix: &str, n: u32) {
 
 #[test]
 fn recent_keys_stay_out_of_the_last_level_after_a_full_compaction() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let clock = MockSystemClock::new(T0);
-    let db = open(&dir, &clock, "preclude_last_level_data_seconds=86400", false);
-    put_all(&db, "k", 100);
+    let (_tmp, dir, _, db) = start("preclude_last_level_data_seconds=86400", false, "k", 100);
     db.flush().unwrap();
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
     // Level 0 goes to the base level, the last one (6); every key was written just now, so
@@ -92,11 +104,8 @@ fn recent_keys_stay_out_of_the_last_level_after_a_full_compaction() {
 
 #[test]
 fn old_keys_go_to_the_last_level_recent_ones_above_it() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let clock = MockSystemClock::new(T0);
-    let db = open(&dir, &clock, "preclude_last_level_data_seconds=1000;last_level_temperature=kCold", false);
-    put_all(&db, "a", 50);
+    let (_tmp, _, clock, db) =
+        start("preclude_last_level_data_seconds=1000;last_level_temperature=kCold", false, "a", 50);
     // The newest sample (T0) is older than the period (10 s) plus 3 s: setting the option
     // takes one (the `a` keys' last sequence at T0 + 20).
     clock.sleep_for_seconds(20);
@@ -145,11 +154,7 @@ fn an_overlapping_last_level_keeps_what_it_holds() {
     // Leveled: the proximal output may only take the range of the inputs above the last
     // level, and what is in the last level already stays there (RocksDB's
     // `keep_in_last_level_through_seqno`).
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let clock = MockSystemClock::new(T0);
-    let db = open(&dir, &clock, "", false);
-    put_all(&db, "k", 100);
+    let (_tmp, _, _, db) = start("", false, "k", 100);
     db.flush().unwrap();
     db.compact_range(None::<&[u8]>, None::<&[u8]>);
     assert_eq!(all_levels(&db), vec![6]);
@@ -174,11 +179,7 @@ fn an_overlapping_last_level_keeps_what_it_holds() {
 
 #[test]
 fn universal_places_recent_keys_above_the_last_level() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let clock = MockSystemClock::new(T0);
-    let db = open(&dir, &clock, "preclude_last_level_data_seconds=1000", true);
-    put_all(&db, "a", 50);
+    let (_tmp, _, clock, db) = start("preclude_last_level_data_seconds=1000", true, "a", 50);
     clock.sleep_for_seconds(20);
     db.set_options(&[("preclude_last_level_data_seconds", "1000")]).unwrap();
     db.flush().unwrap();
@@ -223,11 +224,7 @@ fn the_option_is_a_row_of_the_options_string_file_and_set_options() {
 
 #[test]
 fn a_recent_range_deletion_goes_to_the_proximal_level() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let clock = MockSystemClock::new(T0);
-    let db = open(&dir, &clock, "preclude_last_level_data_seconds=1000", false);
-    put_all(&db, "a", 50);
+    let (_tmp, _, clock, db) = start("preclude_last_level_data_seconds=1000", false, "a", 50);
     clock.sleep_for_seconds(20);
     db.set_options(&[("preclude_last_level_data_seconds", "1000")]).unwrap();
     db.flush().unwrap();
