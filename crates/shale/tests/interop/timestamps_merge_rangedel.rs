@@ -1,0 +1,160 @@
+//! Merges and range deletions with user-defined timestamps written by Shale
+//! (`merge_cf_with_ts`, `delete_range_cf_with_ts`; issue 33, helper tsgaps) read by RocksDB
+//! 11.8.1's `ldb scan --read_timestamp=T --try_load_options` (its merge operator named by
+//! Shale's OPTIONS file) as a model says, at several read timestamps, with data in tables
+//! (flushed, compacted with and without `full_history_ts_low`) and in the WAL; Shale's own
+//! point reads at the same timestamps agree.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
+
+use crate::tools;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use shale::{CompactOptions, Options, ReadOptions, U64TsComparator, DB};
+use tools::*;
+
+fn options() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.set_comparator_object(Arc::new(U64TsComparator::bytewise()));
+    o.set_merge_operator_object(shale::merge_operators::stringappend(","));
+    o
+}
+
+/// (key, value) as `ldb scan --hex --read_timestamp=t` prints them.
+fn ldb_scan_at(dir: &Path, t: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let a = args(&[
+        &format!("--db={}", dir.display()),
+        "scan",
+        "--hex",
+        "--try_load_options",
+        &format!("--read_timestamp={t}"),
+    ]);
+    run_tool("ldb", &a)
+        .lines()
+        .filter(|l| l.starts_with("0x"))
+        .map(|l| {
+            let (k, v) = l.split_once(" ==> ").unwrap_or_else(|| panic!("unexpected ldb line {l:?}"));
+            let (k, _ts) = k.split_once("|timestamp:").unwrap_or_else(|| panic!("no timestamp in {l:?}"));
+            (decode_hex(k), decode_hex(v))
+        })
+        .collect()
+}
+
+/// One write of the model, at its timestamp (timestamps rise with sequence numbers).
+#[derive(Clone)]
+enum Op {
+    Put(String),
+    Merge(String),
+    Delete,
+}
+
+/// key -> timestamp -> op; range deletions are recorded as a Delete of each key they cover
+/// (every key the test uses is in the model).
+type Model = BTreeMap<Vec<u8>, BTreeMap<u64, Op>>;
+
+/// The value of each key at read timestamp `t`: operands merged down to a put or deletion.
+fn model_at(model: &Model, t: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (k, versions) in model {
+        let mut operands: Vec<&str> = Vec::new();
+        let mut base: Option<&str> = None;
+        for (_, op) in versions.range(..=t).rev() {
+            match op {
+                Op::Merge(v) => operands.push(v),
+                Op::Put(v) => {
+                    base = Some(v);
+                    break;
+                }
+                Op::Delete => break,
+            }
+        }
+        if base.is_none() && operands.is_empty() {
+            continue;
+        }
+        let mut parts: Vec<&str> = base.into_iter().collect();
+        parts.extend(operands.iter().rev());
+        out.push((k.clone(), parts.join(",").into_bytes()));
+    }
+    out
+}
+
+fn read_at(t: u64) -> ReadOptions {
+    let mut ro = ReadOptions::default();
+    ro.set_timestamp(t.to_le_bytes());
+    ro
+}
+
+#[test]
+fn shale_written_merges_and_range_deletions_with_timestamps_read_in_rocksdb_11() {
+    let test = "shale_written_merges_and_range_deletions_with_timestamps_read_in_rocksdb_11";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<Vec<u8>> = (0..40u32).map(|i| format!("key{i:03}").into_bytes()).collect();
+    let mut model: Model = keys.iter().map(|k| (k.clone(), BTreeMap::new())).collect();
+    let mut now = 0u64;
+    let mut checkpoints: Vec<(String, u64)> = Vec::new();
+    {
+        let db = DB::open(&options(), dir.path()).unwrap();
+        let cf = db.cf_handle("default").unwrap();
+        for round in 0..5u64 {
+            for i in 0..60u64 {
+                now += 1;
+                let k = &keys[((i * 7 + round * 11) % 40) as usize];
+                let v = format!("r{round}i{i}");
+                match (i + round) % 6 {
+                    0 => {
+                        db.put_with_ts(k, now.to_le_bytes(), &v).unwrap();
+                        model.get_mut(k).unwrap().insert(now, Op::Put(v));
+                    }
+                    5 => {
+                        db.delete_with_ts(k, now.to_le_bytes()).unwrap();
+                        model.get_mut(k).unwrap().insert(now, Op::Delete);
+                    }
+                    _ => {
+                        db.merge_cf_with_ts(&cf, k, now.to_le_bytes(), &v).unwrap();
+                        model.get_mut(k).unwrap().insert(now, Op::Merge(v));
+                    }
+                }
+            }
+            // A range deletion over a quarter of the keys.
+            now += 1;
+            let (from, to) = (&keys[(round * 7 % 30) as usize], &keys[(round * 7 % 30 + 10) as usize]);
+            db.delete_range_cf_with_ts(&cf, from, to, now.to_le_bytes()).unwrap();
+            for k in keys.iter().filter(|k| *k >= from && *k < to) {
+                model.get_mut(k).unwrap().insert(now, Op::Delete);
+            }
+            checkpoints.push((format!("round {round}"), now));
+            match round {
+                1 => db.compact_range(None::<&[u8]>, None::<&[u8]>),
+                3 => {
+                    // Versions below the mark collapse; reads at or above it are unchanged.
+                    let mut co = CompactOptions::default();
+                    co.set_full_history_ts_low(checkpoints[1].1.to_le_bytes());
+                    db.compact_range_cf_opt(&cf, None::<&[u8]>, None::<&[u8]>, &co);
+                }
+                4 => {} // stays in the WAL
+                _ => db.flush().unwrap(),
+            }
+        }
+        // Shale's point reads agree with the model.
+        for &(_, t) in checkpoints.iter().skip(1) {
+            let want: BTreeMap<Vec<u8>, Vec<u8>> = model_at(&model, t).into_iter().collect();
+            for k in &keys {
+                assert_eq!(
+                    db.get_opt(k, &read_at(t)).unwrap().as_ref(),
+                    want.get(k),
+                    "{test}: Shale get at {t}"
+                );
+            }
+        }
+    }
+    for (what, t) in checkpoints.iter().skip(1).chain([&("newest".to_string(), u64::MAX)]) {
+        assert_eq!(ldb_scan_at(dir.path(), *t), model_at(&model, *t), "{test}: ldb scan at {t} ({what})");
+    }
+}
