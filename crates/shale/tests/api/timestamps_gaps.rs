@@ -454,3 +454,32 @@ fn ingesting_a_file_of_an_unrelated_comparator_uses_rocksdbs_words() {
          rocksdb.ReverseBytewiseComparator.u64ts"
     );
 }
+
+#[test]
+fn max_successive_merges_stores_each_operand() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.set_max_successive_merges(2);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let cf = db.cf_handle("default").unwrap();
+    db.put_with_ts("k", ts(1), "p").unwrap();
+    for t in 2..6 {
+        db.merge_cf_with_ts(&cf, "k", ts(t), format!("m{t}")).unwrap();
+    }
+    // RocksDB's MergeCF reads the key without a read timestamp, which fails in such a
+    // family: every operand is stored as it came (type 2), none folded into a put.
+    let mut ro = read_at(9);
+    ro.set_iter_start_ts(ts(0));
+    let mut it = db.raw_iterator_opt(ro);
+    it.seek_to_first();
+    let mut types = Vec::new();
+    while it.valid() {
+        let k = it.key().unwrap();
+        types.push(k[k.len() - 8]);
+        it.next();
+    }
+    it.status().unwrap();
+    assert_eq!(types, [2, 2, 2, 2, 1]);
+    assert_eq!(read_all_ways(&db, "k", 9).as_deref(), Some("p,m2,m3,m4,m5"));
+    assert_eq!(read_all_ways(&db, "k", 3).as_deref(), Some("p,m2,m3"));
+}

@@ -3,7 +3,7 @@
 //! 11.8.1's `ldb scan --read_timestamp=T --try_load_options` (its merge operator named by
 //! Shale's OPTIONS file) as a model says, at several read timestamps, with data in tables
 //! (flushed, compacted with and without `full_history_ts_low`) and in the WAL; Shale's own
-//! point reads at the same timestamps agree.
+//! point reads at the same timestamps agree, and so do RocksDB's (`ldb get --read_timestamp`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use crate::tools;
@@ -82,6 +82,26 @@ fn model_at(model: &Model, t: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
     out
 }
 
+/// `ldb get --hex --read_timestamp=t` of one key (RocksDB's point read, `DBImpl::GetImpl`):
+/// None when ldb says it is not found.
+fn ldb_get_at(dir: &Path, key: &[u8], t: u64) -> Option<Vec<u8>> {
+    let a = args(&[
+        &format!("--db={}", dir.display()),
+        "get",
+        "--hex",
+        "--try_load_options",
+        &format!("--read_timestamp={t}"),
+        &encode_hex(key),
+    ]);
+    let out = run_tool("ldb", &a);
+    let value = out.lines().find(|l| l.starts_with("0x") || l.trim() == "Key not found").map(str::trim);
+    match value {
+        Some("Key not found") => None,
+        Some(v) => Some(decode_hex(v.split_once(" ==> ").map_or(v, |(_, v)| v))),
+        None => panic!("ldb get printed neither a value nor \"Key not found\": {out}"),
+    }
+}
+
 fn read_at(t: u64) -> ReadOptions {
     let mut ro = ReadOptions::default();
     ro.set_timestamp(t.to_le_bytes());
@@ -155,6 +175,16 @@ fn shale_written_merges_and_range_deletions_with_timestamps_read_in_rocksdb_11()
         }
     }
     for (what, t) in checkpoints.iter().skip(1).chain([&("newest".to_string(), u64::MAX)]) {
-        assert_eq!(ldb_scan_at(dir.path(), *t), model_at(&model, *t), "{test}: ldb scan at {t} ({what})");
+        let want = model_at(&model, *t);
+        assert_eq!(ldb_scan_at(dir.path(), *t), want, "{test}: ldb scan at {t} ({what})");
+        // RocksDB's point reads of a few keys (merged values, deleted and absent keys).
+        let want: BTreeMap<Vec<u8>, Vec<u8>> = want.into_iter().collect();
+        for k in keys.iter().step_by(9).chain([&b"nokey".to_vec()]) {
+            assert_eq!(
+                ldb_get_at(dir.path(), k, *t).as_ref(),
+                want.get(k),
+                "{test}: ldb get {k:?} at {t} ({what})"
+            );
+        }
     }
 }
