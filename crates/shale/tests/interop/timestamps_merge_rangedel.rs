@@ -188,3 +188,41 @@ fn shale_written_merges_and_range_deletions_with_timestamps_read_in_rocksdb_11()
         }
     }
 }
+
+/// A file of an unrelated comparator: RocksDB 11.8.1's `ldb ingest_extern_sst` into Shale's
+/// database refuses it in the words Shale's ingestion gives (`SanityCheckTableProperties`).
+#[test]
+fn ingesting_a_file_of_an_unrelated_comparator_answers_as_rocksdb_11() {
+    let test = "ingesting_a_file_of_an_unrelated_comparator_answers_as_rocksdb_11";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut w_opts = Options::default();
+    w_opts.set_comparator_object(Arc::new(U64TsComparator::reverse_bytewise()));
+    let path = dir.path().join("other.sst");
+    let mut w = shale::SstFileWriter::create(&w_opts);
+    w.open(&path).unwrap();
+    w.put_with_ts("k", 1u64.to_le_bytes(), "v").unwrap();
+    w.finish().unwrap();
+    let db_dir = dir.path().join("db");
+    let shale_err = {
+        let db = DB::open(&options(), &db_dir).unwrap();
+        db.put_with_ts("a", 1u64.to_le_bytes(), "x").unwrap();
+        let e = db.ingest_external_file_opts(&shale::IngestExternalFileOptions::default(), vec![&path]);
+        e.unwrap_err().to_string()
+    };
+    let a = args(&[
+        &format!("--db={}", db_dir.display()),
+        "--try_load_options",
+        "ingest_extern_sst",
+        &path.display().to_string(),
+    ]);
+    let (ok, out, err) = try_tool("ldb", &a);
+    assert!(!ok, "{test}: ldb ingested it: {out}{err}");
+    let text = format!("{out}{err}");
+    assert!(
+        text.contains(&format!("failed to ingest external SST: {shale_err}")),
+        "{test}: Shale: {shale_err}; ldb: {text}"
+    );
+}
