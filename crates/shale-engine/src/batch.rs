@@ -665,6 +665,47 @@ impl Batch {
         self.note_ts(cf, ts.len(), before);
     }
 
+    /// A merge operand for `key` at timestamp `ts` (RocksDB's `WriteBatch::Merge(cf, key,
+    /// ts, value)`): the record's key is `key | ts`; see `put_cf_with_ts`.
+    pub fn merge_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        cf: u32,
+        key: K,
+        ts: S,
+        value: V,
+    ) {
+        let (key, ts, value) = (key.as_ref(), ts.as_ref(), value.as_ref());
+        if Self::too_large(&[key, ts, value]) {
+            return;
+        }
+        let before = self.count();
+        self.add_kv(cf, (tag::MERGE, tag::CF_MERGE), &[key, ts].concat(), Some(value));
+        if self.count() != before {
+            self.has_merge = Some(true);
+        }
+        self.note_ts(cf, ts.len(), before);
+    }
+
+    /// A deletion of the keys in `[from, to)` at timestamp `ts` (RocksDB's
+    /// `WriteBatch::DeleteRange(cf, begin, end, ts)`): both ends carry `ts`, the record is
+    /// `from | ts` to `to | ts`; see `put_cf_with_ts`.
+    pub fn delete_range_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        cf: u32,
+        from: K,
+        to: K,
+        ts: S,
+    ) {
+        let (from, to, ts) = (from.as_ref(), to.as_ref(), ts.as_ref());
+        if Self::too_large(&[from, to, ts, ts]) {
+            return;
+        }
+        let before = self.count();
+        let tags = (tag::RANGE_DELETION, tag::CF_RANGE_DELETION);
+        self.add_kv(cf, tags, &[from, ts].concat(), Some(&[to, ts].concat()));
+        self.note_ts(cf, ts.len(), before);
+    }
+
     /// Counts a record just added with a timestamp (if it was added).
     fn note_ts(&mut self, cf: u32, ts_size: usize, count_before: u32) {
         if self.count() == count_before {

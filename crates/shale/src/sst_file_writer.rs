@@ -241,12 +241,48 @@ impl<'a> SstFileWriter<'a> {
 
     /// Deletes `[begin_key, end_key)`; an empty range adds nothing, an inverted one is
     /// InvalidArgument.
+    /// With a comparator with timestamps: InvalidArgument, use `delete_range_with_ts`
+    /// (RocksDB's `SstFileWriter::DeleteRange`).
     pub fn delete_range<K: AsRef<[u8]>>(&mut self, begin_key: K, end_key: K) -> Result<()> {
-        let (b, e) = (begin_key.as_ref(), end_key.as_ref());
-        if self.opts.comparator.timestamp_size() != 0 {
-            return Err(crate::db::ts_unsupported_error("range deletions"));
+        let ts_sz = self.opts.comparator.timestamp_size();
+        if ts_sz != 0 {
+            return Err(ts_mismatch(0, ts_sz));
         }
-        self.with_open(|o| match o.icmp.compare_user(b, e) {
+        self.delete_range_raw(begin_key.as_ref(), end_key.as_ref())
+    }
+
+    /// Deletes `[begin_key, end_key)` at timestamp `ts` (RocksDB's `SstFileWriter::DeleteRange(
+    /// begin, end, ts)`; rust-rocksdb 0.25 has no such method, a Shale extension): both ends
+    /// carry `ts`, the range is compared without it (equal ends add nothing, inverted ones
+    /// are InvalidArgument). With `persist_user_defined_timestamps=false` only the minimum
+    /// timestamp is accepted.
+    pub fn delete_range_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        begin_key: K,
+        end_key: K,
+        ts: S,
+    ) -> Result<()> {
+        let ts = ts.as_ref();
+        let ts_sz = self.opts.comparator.timestamp_size();
+        if ts_sz == 0 || ts.len() != ts_sz {
+            return Err(ts_mismatch(ts.len(), ts_sz));
+        }
+        if !self.opts.persist_user_defined_timestamps
+            && self.opts.comparator.compare_timestamp(ts, &vec![0u8; ts_sz]) != Ordering::Equal
+        {
+            // RocksDB checks the start key's first (both carry `ts`).
+            return Err(Error::invalid_argument(
+                "persist_user_defined_timestamps flag is set to false, only minimum timestamp is accepted for start key.",
+            ));
+        }
+        let b = [begin_key.as_ref(), ts].concat();
+        let e = [end_key.as_ref(), ts].concat();
+        self.delete_range_raw(&b, &e)
+    }
+
+    /// RocksDB's `DeleteRangeImpl`: `b` and `e` carry their timestamps, if any.
+    fn delete_range_raw(&mut self, b: &[u8], e: &[u8]) -> Result<()> {
+        self.with_open(|o| match o.icmp.compare_user_without_ts(b, e) {
             Ordering::Greater => Err(Error::invalid_argument("end key comes before start key")),
             Ordering::Equal => Ok(()),
             Ordering::Less => {

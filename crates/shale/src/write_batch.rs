@@ -219,6 +219,33 @@ impl<const T: bool> WriteBatchWithTransaction<T> {
         self.b.delete_cf_with_ts(cf.cf_id(), key, ts)
     }
 
+    /// A merge operand for `key` at timestamp `ts` (RocksDB's `WriteBatch::Merge(cf, key, ts,
+    /// value)`; rust-rocksdb 0.25 has no such method, a Shale extension): see
+    /// `put_cf_with_ts`. Its read merges the operands of every version visible at the read
+    /// timestamp down to a base (docs/timestamps.md).
+    pub fn merge_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        value: V,
+    ) {
+        self.b.merge_cf_with_ts(cf.cf_id(), key, ts, value)
+    }
+
+    /// Deletes the keys in `[from, to)` at timestamp `ts` (RocksDB's `WriteBatch::DeleteRange(cf,
+    /// begin, end, ts)`; rust-rocksdb 0.25 has no such method, a Shale extension): both ends
+    /// carry `ts`; see `put_cf_with_ts`.
+    pub fn delete_range_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &mut self,
+        cf: &impl AsColumnFamilyRef,
+        from: K,
+        to: K,
+        ts: S,
+    ) {
+        self.b.delete_range_cf_with_ts(cf.cf_id(), from, to, ts)
+    }
+
     /// Hands the default column family's puts and deletes to `callbacks`, as rust-rocksdb
     /// (through RocksDB's C API) does: default-CF single deletes and merges and LogData are
     /// passed over, and iteration ends quietly at the first record that handler cannot

@@ -469,7 +469,20 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
     let proximal_after = input.proximal_after_seqno;
     let split = proximal_after.saturating_add(1);
     let kept_tombstones: [Vec<RangeTombstone>; 2] = {
-        let kept = input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest));
+        // With user-defined timestamps a tombstone goes only below `full_history_ts_low`
+        // (RocksDB's `CompactionOutputs::AddRangeDels`, `consider_drop`): a read at a
+        // timestamp above its own still needs it.
+        let ts_sz = ucmp.timestamp_size();
+        let low = input.full_history_ts_low.as_deref().filter(|l| ts_sz > 0 && l.len() == ts_sz);
+        let below_low = |t: &RangeTombstone| {
+            ts_sz == 0
+                || low.is_some_and(|l| {
+                    let ts = &t.start[t.start.len().saturating_sub(ts_sz)..];
+                    ucmp.compare_timestamp(ts, l).is_lt()
+                })
+        };
+        let kept =
+            input.tombstones.iter().filter(|t| !(input.bottommost && t.seq <= earliest && below_low(t)));
         let (up, down): (Vec<RangeTombstone>, Vec<RangeTombstone>) =
             kept.cloned().partition(|t| proximal_after != MAX_SEQUENCE_NUMBER && t.seq >= split);
         [down, up]
@@ -522,6 +535,7 @@ fn run_with(mut input: JobInput<'_>, stage: &mut BlobStage<'_>) -> Result<JobRes
         drops: DropReasons::default(),
         may_drop_deletions: true,
         enforce_single_del_contracts: input.enforce_single_del_contracts,
+        ts_cover: None,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = input.full_history_ts_low.clone().filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -882,6 +896,7 @@ pub fn flush_entries(
         drops: DropReasons::default(),
         may_drop_deletions: true,
         enforce_single_del_contracts,
+        ts_cover: None,
     };
     let ts_sz = ucmp.timestamp_size();
     let ts_low = full_history_ts_low.filter(|l| ts_sz > 0 && l.len() == ts_sz);
@@ -937,6 +952,13 @@ struct KeyCompactor<'a, 'b> {
     may_drop_deletions: bool,
     /// RocksDB's `enforce_single_del_contracts`.
     enforce_single_del_contracts: bool,
+    /// With user-defined timestamps, which range tombstones may drop the versions being
+    /// compacted (RocksDB's `CompactionRangeDelAggregator` with `ts_upper_bound` and
+    /// `CompactionIterator`'s `cmp_with_history_ts_low_ < 0`): None without timestamps
+    /// (every tombstone); Some(None) for a version at or above `full_history_ts_low`, or any
+    /// when none is set (no tombstone: a read between its timestamp and the tombstone's
+    /// still sees it); Some(Some(low)) below it (tombstones at or below `low`).
+    ts_cover: Option<Option<Vec<u8>>>,
 }
 
 /// RocksDB 11.8.1's words when a SingleDelete meets a Delete of its key
@@ -974,7 +996,14 @@ impl KeyCompactor<'_, '_> {
     }
 
     fn covered(&self, key: &[u8], seq: u64, stripe: u64) -> bool {
-        !self.frag.is_empty() && self.frag.max_covering_seq(key, stripe) > seq
+        if self.frag.is_empty() {
+            return false;
+        }
+        match &self.ts_cover {
+            None => self.frag.max_covering_seq(key, stripe) > seq,
+            Some(None) => false,
+            Some(Some(low)) => self.frag.max_covering_seq_at(key, stripe, low) > seq,
+        }
     }
 
     /// User-defined timestamps (docs/timestamps.md): `entries` are every version of one key,
@@ -1005,8 +1034,10 @@ impl KeyCompactor<'_, '_> {
                 j
             };
             self.may_drop_deletions = below;
+            self.ts_cover = Some(if below { low.map(<[u8]>::to_vec) } else { None });
             let r = self.compact_key(&entries[i..j]);
             self.may_drop_deletions = true;
+            self.ts_cover = None;
             r?;
             i = j;
         }
@@ -1644,6 +1675,7 @@ mod tests {
             drops: DropReasons::default(),
             may_drop_deletions: whole_history,
             enforce_single_del_contracts: true,
+            ts_cover: None,
         };
         kc.compact_key(entries).unwrap();
         kc.emitted

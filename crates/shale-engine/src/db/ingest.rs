@@ -191,8 +191,31 @@ impl DbInner {
         // First opened as holding no timestamps, whose reader accepts the family's
         // comparator name with or without `.u64ts` (RocksDB's reader checks no name: its
         // validation below does); opened again as it is found to be.
+        let ucmp = h.icmp.user_comparator().clone();
         let mut table =
-            open(file.clone(), TableReaderOptions { timestamps_persisted: false, ..ropts.clone() })?;
+            match open(file.clone(), TableReaderOptions { timestamps_persisted: false, ..ropts.clone() }) {
+                Ok(t) => t,
+                // A file of an unrelated comparator: RocksDB's reader checks no name, its
+                // SanityCheckTableProperties refuses it with ValidateUserDefinedTimestampsOptions'
+                // words ("<family's>: does not match existing comparator <file's>"), logged.
+                Err(e) => {
+                    let Some(theirs) = crate::table::reader::mismatched_table_comparator(&e) else {
+                        return Err(e);
+                    };
+                    let persist = h.config().persist_user_defined_timestamps;
+                    let Err(e) = super::timestamps::validate_udt_options(&*ucmp, theirs, persist, true)
+                    else {
+                        return Err(e);
+                    };
+                    self.info_log.log_at(
+                        crate::config::LogLevel::Warn,
+                        format_args!(
+                            "ValidateUserDefinedTimestampsOptions failed for external file {name}: {e}"
+                        ),
+                    );
+                    return Err(e);
+                }
+            };
         // RocksDB's SanityCheckTableProperties: the file's comparator and timestamps flag
         // against the family's (`ValidateUserDefinedTimestampsOptions`, its texts); a file
         // without timestamps going into a family that gained them is read with the minimum
@@ -200,7 +223,6 @@ impl DbInner {
         let mut ts_persisted =
             table.properties().raw_u64(crate::table::properties::names::USER_DEFINED_TIMESTAMPS_PERSISTED)
                 != Some(0);
-        let ucmp = h.icmp.user_comparator().clone();
         let checked = super::timestamps::validate_udt_options(
             &*ucmp,
             &table.properties().comparator_name,

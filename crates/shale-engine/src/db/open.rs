@@ -534,6 +534,10 @@ pub struct RecoveryCtx<'a> {
     /// families' (RocksDB's kVerifyConsistency); a primary or read-only open pads or strips
     /// them (kReconcileInconsistency).
     pub verify_timestamp_sizes_only: bool,
+    /// The open of a repair (`DB::repair`'s replay of the WALs): a batch whose timestamp
+    /// sizes differ from its families' is skipped, logged "Log #N: ignoring ...", as
+    /// RocksDB's Repairer::ConvertLogToTable does (kVerifyConsistency, then ignore).
+    pub repair: bool,
 }
 
 /// Where point-in-time recovery stands across WALs (RocksDB's `stop_replay_for_corruption`,
@@ -687,12 +691,19 @@ pub fn replay_wal(
                 return Ok(true);
             }
         }
-        let ts_fixes = wal_timestamp_fixes(
+        let ts_fixes = match wal_timestamp_fixes(
             &batch,
             reader.recorded_timestamp_sizes(),
             cfs,
-            ctx.verify_timestamp_sizes_only,
-        )?;
+            ctx.verify_timestamp_sizes_only || ctx.repair,
+        ) {
+            Err(e) if ctx.repair => {
+                info_log.log(format_args!("Log #{wal}: ignoring {e}"));
+                replay.next_sequence = batch.sequence() + u64::from(batch.count());
+                continue;
+            }
+            r => r?,
+        };
         check_memtable_writes_allowed(&batch, wal, cfs)?;
         let mut seq = batch.sequence();
         // Entries of a prepare section go to the prepared transaction, not the memtables;

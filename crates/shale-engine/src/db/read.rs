@@ -128,28 +128,6 @@ impl MergeLookup<'_> {
         }
     }
 
-    /// `visit`, refusing merge operands in a family with user-defined timestamps.
-    fn visit_ts(
-        &mut self,
-        with_ts: bool,
-        seq: SequenceNumber,
-        t: ValueType,
-        value: &[u8],
-        max_cov: SequenceNumber,
-    ) -> Result<Lookup> {
-        if with_ts && t == ValueType::Merge {
-            return Err(ts_unsupported("merge operands"));
-        }
-        if with_ts && t == ValueType::BlobIndex {
-            return Err(ts_unsupported("blob values"));
-        }
-        if with_ts && t == ValueType::WideColumnEntity {
-            return Err(ts_unsupported("wide-column entities"));
-        }
-        let key = self.key;
-        self.visit(key, seq, t, value, max_cov)
-    }
-
     /// `finish` onto a plain base (or none); a column-aware read gets the value as an
     /// entity of one default column, as RocksDB's GetEntity returns a plain value.
     fn finish_plain(&mut self, base: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
@@ -407,13 +385,17 @@ impl DbInner {
             }
             let mut done: Option<Result<Option<Vec<u8>>>> = None;
             // Corruption when a memtable entry's checks fail (RocksDB's SaveValue).
-            let visit = |s, t, v: &[u8]| {
+            let mut visit = |found: &[u8], s, t, v: &[u8]| {
                 // With timestamps an older version may have a newer sequence than the
                 // snapshot (written later with an older timestamp): not visible, go on.
                 if with_ts && s > seq {
                     return true;
                 }
-                match merge.visit_ts(with_ts, s, t, v, max_cov) {
+                // With timestamps the entry's own key (its version's timestamp) is the one
+                // a blob record repeats; merge operands of every visible version are
+                // collected on down to a base (RocksDB's `MemTable::Get` / `SaveValue`).
+                let found = if with_ts { found } else { key };
+                match merge.visit(found, s, t, v, max_cov) {
                     Ok(Lookup::Continue) => true,
                     Ok(Lookup::Done(r)) => {
                         done = Some(Ok(r));
@@ -431,10 +413,12 @@ impl DbInner {
             match fingers.as_deref_mut() {
                 Some(_) if no_range_del && !mem.get_may_contain(key) => {}
                 Some(fingers) => {
-                    mem.try_for_each_version_batched(key, seq, finger_of(fingers, mem.id()), visit)?
+                    mem.try_for_each_version_batched(key, seq, finger_of(fingers, mem.id()), |s, t, v| {
+                        visit(key, s, t, v)
+                    })?
                 }
                 None if !mem.get_may_contain(key) => {}
-                None => mem.try_for_each_version(key, seq, visit)?,
+                None => mem.try_for_each_version_keyed(key, seq, visit)?,
             }
             if let Some(r) = done {
                 record_tick(stats, Ticker::MemtableHit, 1);
@@ -486,12 +470,6 @@ impl DbInner {
                     };
                     record_tick(stats, hit, 1);
                     let p = parse_internal_key(&ik)?;
-                    if with_ts && p.value_type == ValueType::Merge {
-                        return Err(ts_unsupported("merge operands"));
-                    }
-                    if with_ts && p.value_type == ValueType::WideColumnEntity {
-                        return Err(ts_unsupported("wide-column entities"));
-                    }
                     // With timestamps the entry found may be a version written after the
                     // snapshot (an older timestamp, a newer sequence): walk on as for operands.
                     let hidden = with_ts && p.sequence > seq;

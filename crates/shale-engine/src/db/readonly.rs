@@ -138,6 +138,7 @@ pub fn replay(
         prepared: Default::default(),
         min_wal_number: open::replay_floor(recovered, cfs, config.allow_2pc),
         verify_timestamp_sizes_only: mode == DbMode::Secondary,
+        repair: false,
     };
     let mut secondary;
     let config = if mode == DbMode::Secondary {

@@ -980,6 +980,11 @@ impl DbInner {
             return None;
         }
         let cf = self.cf_handle_by_id(cf_id)?;
+        // With user-defined timestamps RocksDB's MergeCF reads the key with no read
+        // timestamp, which GetEntity refuses: the operand is stored as it is.
+        if cf.icmp.timestamp_size() > 0 {
+            return None;
+        }
         let op = cf.config().callbacks.merge()?;
         let sv = cf.super_version();
         // The write leader switches memtables, so the read view is at most as new as `mem`.

@@ -333,7 +333,7 @@ impl MemTable {
         let mut n = 0;
         // RocksDB's CountSuccessiveMergeEntries reads types only: no checksum is checked,
         // and the walk cannot fail.
-        let walk = self.walk_versions(user_key, snapshot, false, None, |_, t, _| {
+        let walk = self.walk_versions(user_key, snapshot, false, None, |_, _, t, _| {
             if t != ValueType::Merge || n >= limit {
                 return false;
             }
@@ -874,7 +874,19 @@ impl MemTable {
         &self,
         user_key: &[u8],
         snapshot: SequenceNumber,
-        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+        mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+    ) -> Result<()> {
+        self.walk_versions(user_key, snapshot, true, None, |_, s, t, v| f(s, t, v))
+    }
+
+    /// [`MemTable::try_for_each_version`] giving `f` each entry's user key too (in a family
+    /// with user-defined timestamps, with the version's own timestamp, which a blob record
+    /// of the entry repeats: RocksDB's `SaveValue` passes `parsed_key.user_key` on).
+    pub fn try_for_each_version_keyed(
+        &self,
+        user_key: &[u8],
+        snapshot: SequenceNumber,
+        f: impl FnMut(&[u8], SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
         self.walk_versions(user_key, snapshot, true, None, f)
     }
@@ -889,9 +901,9 @@ impl MemTable {
         user_key: &[u8],
         snapshot: SequenceNumber,
         finger: &mut skiplist::Finger,
-        f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+        mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
-        self.walk_versions(user_key, snapshot, true, Some(finger), f)
+        self.walk_versions(user_key, snapshot, true, Some(finger), |_, s, t, v| f(s, t, v))
     }
 
     /// The walk of `try_for_each_version`; `checked`: verify protection bytes and order.
@@ -901,7 +913,7 @@ impl MemTable {
         snapshot: SequenceNumber,
         checked: bool,
         finger: Option<&mut skiplist::Finger>,
-        mut f: impl FnMut(SequenceNumber, ValueType, &[u8]) -> bool,
+        mut f: impl FnMut(&[u8], SequenceNumber, ValueType, &[u8]) -> bool,
     ) -> Result<()> {
         let seq = snapshot.min(MAX_SEQUENCE_NUMBER);
         let lookup = if self.icmp.timestamp_size() > 0 {
@@ -946,7 +958,7 @@ impl MemTable {
                     let stored = it.value();
                     &stored[..stored.len().saturating_sub(usize::from(self.protection))]
                 };
-                if !f(tr >> 8, t, value) {
+                if !f(crate::key::user_key(ikey), tr >> 8, t, value) {
                     return Ok(());
                 }
             }

@@ -90,6 +90,24 @@ pub struct TableReaderOptions {
     pub timestamps_persisted: bool,
 }
 
+/// The words of a table reader's refusal of a table whose properties name another
+/// comparator than the reader's (`ours`).
+const COMPARATOR_MISMATCH: &str = " does not match the table's comparator ";
+
+/// A table reader's refusal of a table written with another comparator (InvalidArgument).
+pub fn comparator_mismatch(file_name: &str, ours: &str, theirs: &str) -> Error {
+    Error::invalid_argument(format!("{file_name}: comparator {ours}{COMPARATOR_MISMATCH}{theirs}"))
+}
+
+/// The table's comparator name when `e` is a reader's [`comparator_mismatch`] refusal
+/// (ingestion answers it with RocksDB's own words).
+pub fn mismatched_table_comparator(e: &Error) -> Option<&str> {
+    if e.kind() != crate::ErrorKind::InvalidArgument {
+        return None;
+    }
+    e.as_ref().rsplit_once(COMPARATOR_MISMATCH).map(|(_, theirs)| theirs)
+}
+
 impl TableReaderOptions {
     /// A table opened outside a database (tools, tests, ingestion checks): no block cache, checksums
     /// verified, a cache key unique to this reader, no statistics, no per-entry protection, and
@@ -679,10 +697,7 @@ impl Table {
             && (ours.strip_suffix(".u64ts") == Some(table_cmp)
                 || table_cmp.strip_suffix(".u64ts") == Some(ours));
         if !props.comparator_name.is_empty() && props.comparator_name != ours && !udt_toggled {
-            return Err(Error::invalid_argument(format!(
-                "{name}: comparator {ours} does not match the table's comparator {}",
-                props.comparator_name
-            )));
+            return Err(comparator_mismatch(&name, ours, &props.comparator_name));
         }
 
         check_table_features(&props, footer.format_version)

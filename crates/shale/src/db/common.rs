@@ -369,6 +369,58 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.write_batch(b, opts)
     }
 
+    /// A merge operand for `key` at timestamp `ts` (RocksDB's `DB::Merge(options, cf, key, ts,
+    /// value)`; rust-rocksdb 0.25 has no such method, a Shale extension).
+    pub fn merge_cf_with_ts<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        value: V,
+    ) -> Result<()> {
+        self.merge_cf_with_ts_opt(cf, key, ts, value, &WriteOptions::default())
+    }
+
+    pub fn merge_cf_with_ts_opt<K: AsRef<[u8]>, V: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        key: K,
+        ts: S,
+        value: V,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        self.refuse_merge_without_operator(cf.cf_id())?;
+        let mut b = crate::WriteBatch::default();
+        b.merge_cf_with_ts(cf, key, ts, value);
+        self.write_batch(b, opts)
+    }
+
+    /// Deletes the keys in `[from, to)` of `cf` at timestamp `ts` (RocksDB's
+    /// `DB::DeleteRange(options, cf, begin, end, ts)`; rust-rocksdb 0.25 has no such method, a
+    /// Shale extension).
+    pub fn delete_range_cf_with_ts<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        from: K,
+        to: K,
+        ts: S,
+    ) -> Result<()> {
+        self.delete_range_cf_with_ts_opt(cf, from, to, ts, &WriteOptions::default())
+    }
+
+    pub fn delete_range_cf_with_ts_opt<K: AsRef<[u8]>, S: AsRef<[u8]>>(
+        &self,
+        cf: &impl AsColumnFamilyRef,
+        from: K,
+        to: K,
+        ts: S,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let mut b = crate::WriteBatch::default();
+        b.delete_range_cf_with_ts(cf, from, to, ts);
+        self.write_batch(b, opts)
+    }
+
     /// Raises the family's `full_history_ts_low` (recorded in the MANIFEST): reads below it
     /// are refused from now on, and compaction may collect the versions it hides.
     /// Lowering it is InvalidArgument, as in RocksDB.

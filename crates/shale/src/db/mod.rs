@@ -34,7 +34,6 @@ pub use remote_compaction_api::open_and_compact;
 pub use shale_engine::db::{
     CompactionService, DEFAULT_COLUMN_FAMILY_NAME, PERSISTENT_STATS_COLUMN_FAMILY_NAME,
 };
-pub(crate) use shale_engine::iter::ts_unsupported as ts_unsupported_error;
 
 use std::collections::BTreeMap;
 use std::path::Path;

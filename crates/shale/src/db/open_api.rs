@@ -34,7 +34,18 @@ use shale_engine::config::DbConfig;
 pub(crate) fn open<T: ThreadMode>(
     opts: &Options,
     path: &Path,
+    descs: Vec<ColumnFamilyDescriptor>,
+) -> Result<DBWithThreadMode<T>> {
+    open_as(opts, path, descs, false)
+}
+
+/// `open`; `repair`: the open `DB::repair` makes to replay the WALs, which skips a batch
+/// whose timestamp sizes differ from its families' (RocksDB's Repairer).
+pub(crate) fn open_as<T: ThreadMode>(
+    opts: &Options,
+    path: &Path,
     mut descs: Vec<ColumnFamilyDescriptor>,
+    repair: bool,
 ) -> Result<DBWithThreadMode<T>> {
     // RocksDB's DBImpl::ValidateOptions: the families' checks come before the DB options'.
     for o in descs.iter().map(|d| &d.options).chain(std::iter::once(opts)) {
@@ -297,6 +308,7 @@ pub(crate) fn open<T: ThreadMode>(
         prepared: Default::default(),
         min_wal_number,
         verify_timestamp_sizes_only: false,
+        repair,
     };
     // RocksDB's RecoverLogFiles events (`info_log.rs`): with WALs in the directory, one job
     // from `recovery_started` to `recovery_finished` (or `recovery_failed`).

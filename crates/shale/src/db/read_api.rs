@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use super::cf::CfHandle;
-use super::read::ts_unsupported;
 use super::{DBCommon, DBInner, DBWithThreadMode, DbInner, ThreadMode};
 use crate::batch::WriteBatch;
 use crate::cf_ref::AsColumnFamilyRef;
@@ -84,7 +83,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
 
     /// A batch's records against the families' timestamps (RocksDB's `CheckWriteBatchTs`):
     /// a family with timestamps takes only records written with one of its size, a family
-    /// without takes none; merges and range deletions with timestamps are not built.
+    /// without takes none.
     fn check_timestamps(&self, batch: &WriteBatch) -> Result<()> {
         for w in &batch.engine().ts_writes {
             if let Some(h) = self.inner.cf_handle_by_id(w.cf) {
@@ -110,11 +109,6 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             if h.icmp.timestamp_size() == 0 {
                 return Ok(());
             }
-            match e.value_type {
-                ValueType::Merge => return Err(ts_unsupported("merges")),
-                ValueType::RangeDeletion => return Err(ts_unsupported("range deletions")),
-                _ => {}
-            }
             match seen.iter_mut().find(|(cf, _)| *cf == e.cf_id) {
                 Some((_, n)) => *n += 1,
                 None => seen.push((e.cf_id, 1)),
@@ -126,7 +120,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
             if n > with_ts {
                 let name = self.inner.cf_handle_by_id(cf).map(|h| h.name.clone()).unwrap_or_default();
                 return Err(Error::invalid_argument(format!(
-                    "column family {name} has user-defined timestamps: write it with put_cf_with_ts / delete_cf_with_ts"
+                    "column family {name} has user-defined timestamps: write it with a timestamp (put_cf_with_ts, delete_cf_with_ts, merge_cf_with_ts, delete_range_cf_with_ts)"
                 )));
             }
         }

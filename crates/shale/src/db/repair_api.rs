@@ -29,7 +29,9 @@ impl<T: super::ThreadMode, D: super::DBInner> super::DBCommon<T, D> {
         let names = DB::list_cf(&o, dir)?;
         // RocksDB's repairer gives every family the options it was given.
         let descs = names.iter().map(|n| crate::ColumnFamilyDescriptor::new(n, o.clone()));
-        let db = DB::open_cf_descriptors(&o, dir, descs)?;
+        // A WAL batch whose timestamp sizes differ from its families' is skipped, logged
+        // "Log #N: ignoring ...", as RocksDB's Repairer (not padded or stripped).
+        let db: DB = super::open_api::open_as(&o, dir, descs.collect(), true)?;
         for n in &names {
             if let Some(cf) = db.cf_handle(n) {
                 db.flush_cf(cf)?;

@@ -124,6 +124,7 @@ mod table_stats_off_mutex;
 mod thread_modes;
 mod tiered_placement;
 mod timestamps_bottommost_compaction;
+mod timestamps_gaps;
 mod timestamps_gc;
 mod timestamps_prefix_extractor;
 mod ttl_database;

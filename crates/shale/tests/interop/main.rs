@@ -92,6 +92,7 @@ mod stats_history;
 mod subcompactions;
 mod tiered_placement;
 mod timestamps_blob_33;
+mod timestamps_merge_rangedel;
 mod timestamps_prefix_extractor;
 mod tools_ldb_get;
 mod txn_interop_2pc;

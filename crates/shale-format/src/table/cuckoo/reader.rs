@@ -65,10 +65,7 @@ impl CuckooTable {
         };
         let ours = icmp.user_comparator().name();
         if !props.comparator_name.is_empty() && props.comparator_name != ours {
-            return Err(Error::invalid_argument(format!(
-                "{file_name}: comparator {ours} does not match the table's comparator {}",
-                props.comparator_name
-            )));
+            return Err(crate::table::reader::comparator_mismatch(file_name, ours, &props.comparator_name));
         }
         let get = |name: &str, len: usize, what: &str| -> Result<Vec<u8>> {
             match props.user_collected.get(name) {

@@ -190,10 +190,7 @@ impl PlainTable {
         let props_at = tail.meta.get(crate::table::properties::PROPERTIES_BLOCK).map_or(0, |h| h.offset);
         let ours = icmp.user_comparator().name();
         if !props.comparator_name.is_empty() && props.comparator_name != ours {
-            return Err(Error::invalid_argument(format!(
-                "{file_name}: comparator {ours} does not match the table's comparator {}",
-                props.comparator_name
-            )));
+            return Err(crate::table::reader::comparator_mismatch(file_name, ours, &props.comparator_name));
         }
         let encoding = match props.user_collected.get(ENCODING_TYPE_PROPERTY) {
             None => PlainEncoding::Plain,
