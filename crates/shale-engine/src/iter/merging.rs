@@ -83,8 +83,9 @@ impl MergingIterator {
         self.children.len() == 1
     }
 
-    /// True when child `a` belongs above child `b` in the heap.
-    #[inline]
+    /// True when child `a` belongs above child `b` in the heap: by their cached key
+    /// prefixes when those differ, else by their keys.
+    #[inline(always)]
     fn above(&self, a: usize, b: usize) -> bool {
         if self.prefix_order {
             let (pa, pb) = (self.prefixes[a], self.prefixes[b]);
@@ -97,6 +98,12 @@ impl MergingIterator {
                 };
             }
         }
+        self.above_by_keys(a, b)
+    }
+
+    /// `above` by the children's keys.
+    #[inline(never)]
+    fn above_by_keys(&self, a: usize, b: usize) -> bool {
         let o = self.icmp.compare(self.children[a].key(), self.children[b].key());
         match self.direction {
             Direction::Forward => o == Ordering::Less,
