@@ -548,8 +548,14 @@ impl DBIter {
     }
 
     /// RocksDB's `PrefixCheck`: `user_key` is within the remembered prefix (or there is none).
-    #[inline]
+    #[inline(always)]
     fn prefix_ok(&self, user_key: &[u8]) -> bool {
+        self.prefix.is_none() || self.prefix_matches(user_key)
+    }
+
+    /// `prefix_ok` with a remembered prefix.
+    #[inline(never)]
+    fn prefix_matches(&self, user_key: &[u8]) -> bool {
         match (&self.prefix, &self.prefix_extractor) {
             // Prefixes are of user keys without timestamps (RocksDB's `PrefixCheck` compares
             // them with `CompareWithoutTimestamp(.., false, .., false)`).

@@ -152,6 +152,9 @@ pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
     /// The block carries per-entry checksums (`block_protection_bytes_per_key`): each
     /// entry the cursor lands on is checked (`verify_entry`). Read once per block.
     pub(super) protected: bool,
+    /// The block carries a read-amplification bitmap (`read_amp_bytes_per_bit`): `value`
+    /// marks it. Read once per block, so that `value` tests a flag of the cursor only.
+    read_amp: bool,
     /// (offset, end, index) of the entry last checked, so that a step to a neighbour
     /// finds its entry index without a scan (`usize::MAX`: none yet).
     verified: (usize, usize, u32),
@@ -257,6 +260,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             interpolation: false,
             last_marked: std::cell::Cell::new(usize::MAX),
             protected: false,
+            read_amp: false,
             verified: (usize::MAX, usize::MAX, 0),
         }
         .with_protection_state()
@@ -265,7 +269,20 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
     /// Reads whether the block carries per-entry checksums (once per block).
     fn with_protection_state(mut self) -> Self {
         self.protected = self.block.kv.is_some();
+        self.read_amp = self.block.read_amp.is_some();
         self
+    }
+
+    /// RocksDB's `DataBlockIter::value`: the entry handed out is marked in the block's
+    /// read-amplification bitmap, once per entry moved to.
+    #[inline(never)]
+    fn mark_read_amp(&self) {
+        if let Some(bitmap) = self.block.read_amp.as_deref() {
+            if self.current < self.block.restart_offset && self.current != self.last_marked.get() {
+                bitmap.mark(self.current as u32, (self.next as u32).wrapping_sub(1));
+                self.last_marked.set(self.current);
+            }
+        }
     }
 
     /// After a move: checks the entry the cursor landed on against its checksum, when the
@@ -355,6 +372,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         self.prev_cache.clear();
         self.last_marked.set(usize::MAX);
         self.protected = self.block.kv.is_some();
+        self.read_amp = self.block.read_amp.is_some();
         self.verified = (usize::MAX, usize::MAX, 0);
         self.invalidate();
     }
@@ -1091,14 +1109,10 @@ impl<B: Deref<Target = Block> + Send> crate::iter::InternalIterator for BlockIte
     fn key(&self) -> &[u8] {
         self.cur_key()
     }
+    #[inline]
     fn value(&self) -> &[u8] {
-        // RocksDB's `DataBlockIter::value`: the entry handed out is marked in the block's
-        // read-amplification bitmap, once per entry moved to.
-        if let Some(bitmap) = self.block.read_amp.as_deref() {
-            if self.current < self.block.restart_offset && self.current != self.last_marked.get() {
-                bitmap.mark(self.current as u32, (self.next as u32).wrapping_sub(1));
-                self.last_marked.set(self.current);
-            }
+        if self.read_amp {
+            self.mark_read_amp();
         }
         self.raw_value()
     }
