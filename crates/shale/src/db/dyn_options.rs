@@ -491,6 +491,20 @@ mod tests {
         assert!(e.to_string().contains("INVALID_NAME"), "{e}");
     }
 
+    /// issue 33: every mutable DB option of the table acts (none answers NotSupported).
+    #[test]
+    fn every_mutable_db_option_is_built() {
+        use crate::options_table::{rows, Mutable, Section};
+        for r in rows(Section::Db).filter(|r| r.mutable != Mutable::No) {
+            assert!(
+                r.mutable == Mutable::Yes
+                    && (DB_OPTIONS_BUILT.contains(&r.name) || DB_OPTIONS_DEPRECATED.contains(&r.name)),
+                "{} is mutable in RocksDB 11.8.1 but not applied by set_db_options",
+                r.name
+            );
+        }
+    }
+
     #[test]
     fn universal_and_fifo_struct_options() {
         let mut o = Options::default();
