@@ -13,8 +13,8 @@
 //! - `prefix_seek_opt_in_only` (default false): every iterator is made as with
 //!   `total_order_seek` (RocksDB's `ArenaWrappedDBIter::Init`), so only `auto_prefix_mode`
 //!   and `prefix_same_as_start` use the prefix extractor (`db/iterator.rs::PrefixMode::of`).
-//! - `strict_bytes_per_sync` (default false; mutable in RocksDB, fixed at open in Shale as
-//!   every DB-wide option): each write-back `bytes_per_sync` or `wal_bytes_per_sync` asks for
+//! - `strict_bytes_per_sync` (default false; mutable: `DB::set_db_options` changes it for the
+//!   files created from then on, `shale_engine::db::live_options`): each write-back `bytes_per_sync` or `wal_bytes_per_sync` asks for
 //!   first waits for the one before and covers the file from its start
 //!   (`sync_file_range(0, end, WAIT_BEFORE | WRITE)`, RocksDB's posix `RangeSync`), so at most
 //!   about that many bytes are in write-back at once (`WritableFile::range_sync_strict`).

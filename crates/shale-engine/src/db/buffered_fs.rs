@@ -26,8 +26,16 @@
 //! space reserved as it grows with `allow_fallocate`, the file cut to its data at close. (WALs and compaction
 //! outputs get theirs where they are made: their block sizes depend on the write buffer and
 //! on the compaction's inputs.)
+//!
+//! `writable_file_max_buffer_size`, `bytes_per_sync`, `strict_bytes_per_sync` and
+//! `manifest_preallocation_size` are read from [`LiveFileWrites`] each time a file is created,
+//! so a `set_db_options` change reaches every file created after it (RocksDB's `SetDBOptions`
+//! rebuilds `file_options_for_compaction_`, which new table and blob files take, and
+//! `VersionSet::UpdatedMutableDbOptions`, which the next MANIFEST takes); files already open
+//! keep the values they were created with, as RocksDB's `WritableFileWriter`s do.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -36,42 +44,93 @@ use crate::fs::{
     WriteFileOptions,
 };
 
-pub struct BufferedWritesFs {
-    inner: FileSystemRef,
-    max_buffer_size: usize,
-    bytes_per_sync: u64,
+/// The file options a `set_db_options` call may change, read where each file is created
+/// (relaxed atomics: each an independent setting). Shared by the database's file system
+/// ([`BufferedWritesFs`]) and the WAL switch (`write.rs`), which reads the WAL's two.
+pub struct LiveFileWrites {
+    /// `writable_file_max_buffer_size`.
+    max_buffer_size: AtomicU64,
+    /// `bytes_per_sync` (sanitized).
+    bytes_per_sync: AtomicU64,
+    /// `wal_bytes_per_sync`.
+    wal_bytes_per_sync: AtomicU64,
     /// `strict_bytes_per_sync`: each write-back waits for the one before and spans the file
     /// from its start (`WritableFile::range_sync_strict`).
-    strict_bytes_per_sync: bool,
+    strict_bytes_per_sync: AtomicBool,
+    /// `manifest_preallocation_size`.
+    manifest_preallocation_size: AtomicU64,
+    /// `allow_fallocate` (fixed at open).
+    allow_fallocate: bool,
+}
+
+impl LiveFileWrites {
+    pub fn new(c: &crate::config::DbConfig) -> Arc<LiveFileWrites> {
+        Arc::new(LiveFileWrites {
+            max_buffer_size: AtomicU64::new(c.writable_file_max_buffer_size),
+            bytes_per_sync: AtomicU64::new(c.bytes_per_sync),
+            wal_bytes_per_sync: AtomicU64::new(c.wal_bytes_per_sync),
+            strict_bytes_per_sync: AtomicBool::new(c.strict_bytes_per_sync),
+            manifest_preallocation_size: AtomicU64::new(c.manifest_preallocation_size),
+            allow_fallocate: c.allow_fallocate,
+        })
+    }
+    pub fn max_buffer_size(&self) -> usize {
+        usize::try_from(self.max_buffer_size.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+    }
+    pub fn bytes_per_sync(&self) -> u64 {
+        self.bytes_per_sync.load(Ordering::Relaxed)
+    }
+    pub fn wal_bytes_per_sync(&self) -> u64 {
+        self.wal_bytes_per_sync.load(Ordering::Relaxed)
+    }
+    pub fn strict_bytes_per_sync(&self) -> bool {
+        self.strict_bytes_per_sync.load(Ordering::Relaxed)
+    }
+    /// The next MANIFEST's preallocation.
+    pub fn manifest_preallocation(&self) -> crate::fs::Preallocation {
+        crate::fs::Preallocation {
+            block_size: self.manifest_preallocation_size.load(Ordering::Relaxed),
+            fallocate: self.allow_fallocate,
+        }
+    }
+    pub fn set_max_buffer_size(&self, v: u64) {
+        self.max_buffer_size.store(v, Ordering::Relaxed);
+    }
+    pub fn set_bytes_per_sync(&self, v: u64) {
+        self.bytes_per_sync.store(v, Ordering::Relaxed);
+    }
+    /// Returns whether the value changed.
+    pub fn set_wal_bytes_per_sync(&self, v: u64) -> bool {
+        self.wal_bytes_per_sync.swap(v, Ordering::Relaxed) != v
+    }
+    pub fn set_strict_bytes_per_sync(&self, v: bool) {
+        self.strict_bytes_per_sync.store(v, Ordering::Relaxed);
+    }
+    pub fn set_manifest_preallocation_size(&self, v: u64) {
+        self.manifest_preallocation_size.store(v, Ordering::Relaxed);
+    }
+}
+
+pub struct BufferedWritesFs {
+    inner: FileSystemRef,
+    /// `writable_file_max_buffer_size`, `bytes_per_sync`, `strict_bytes_per_sync` and
+    /// `manifest_preallocation_size` in force.
+    live: Arc<LiveFileWrites>,
     /// How table and blob files are opened for reads (`use_direct_reads`, `allow_mmap_reads`).
     table_reads: ReadFileOptions,
     /// How table and blob files are opened for writes (`use_direct_io_for_flush_and_compaction`,
     /// `allow_mmap_writes`; `max_buffer_size` unused here).
     table_writes: WriteFileOptions,
-    /// The MANIFEST's preallocation.
-    manifest_preallocation: crate::fs::Preallocation,
 }
 
 impl BufferedWritesFs {
     pub fn wrap(
         inner: FileSystemRef,
-        max_buffer_size: u64,
-        bytes_per_sync: u64,
-        strict_bytes_per_sync: bool,
+        live: Arc<LiveFileWrites>,
         table_reads: ReadFileOptions,
         table_writes: WriteFileOptions,
-        manifest_preallocation: crate::fs::Preallocation,
     ) -> FileSystemRef {
-        let max_buffer_size = usize::try_from(max_buffer_size).unwrap_or(usize::MAX);
-        Arc::new(BufferedWritesFs {
-            inner,
-            max_buffer_size,
-            bytes_per_sync,
-            strict_bytes_per_sync,
-            table_reads,
-            table_writes,
-            manifest_preallocation,
-        })
+        Arc::new(BufferedWritesFs { inner, live, table_reads, table_writes })
     }
 
     /// The file wrapped for `bytes_per_sync` when it is a table, blob or MANIFEST file
@@ -80,13 +139,14 @@ impl BufferedWritesFs {
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let direct = self.table_writes.direct && !self.table_writes.mmap;
         let wanted = name.starts_with("MANIFEST-") || (is_table_or_blob(&name) && !direct);
-        if self.bytes_per_sync == 0 || !wanted {
+        let bytes_per_sync = self.live.bytes_per_sync();
+        if bytes_per_sync == 0 || !wanted {
             return file;
         }
         Box::new(WriteBackFile {
             inner: file,
-            bytes_per_sync: self.bytes_per_sync,
-            strict: self.strict_bytes_per_sync,
+            bytes_per_sync,
+            strict: self.live.strict_bytes_per_sync(),
             range_synced: 0,
         })
     }
@@ -156,7 +216,7 @@ impl BufferedWritesFs {
             self.inner.new_writable_file_with_buffer(path, max_buffer_size)?
         };
         let f = if name.starts_with("MANIFEST-") {
-            crate::fs::Preallocating::wrap(f, self.manifest_preallocation)
+            crate::fs::Preallocating::wrap(f, self.live.manifest_preallocation())
         } else {
             f
         };
@@ -166,7 +226,7 @@ impl BufferedWritesFs {
 
 impl FileSystem for BufferedWritesFs {
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.create(path, self.max_buffer_size)
+        self.create(path, self.live.max_buffer_size())
     }
     fn new_writable_file_with_buffer(
         &self,
@@ -191,9 +251,9 @@ impl FileSystem for BufferedWritesFs {
     /// preallocation and write-back as a MANIFEST it creates.
     fn reopen_writable_file(&self, path: &Path, _max_buffer_size: usize) -> Result<Box<dyn WritableFile>> {
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        let f = self.inner.reopen_writable_file(path, self.max_buffer_size)?;
+        let f = self.inner.reopen_writable_file(path, self.live.max_buffer_size())?;
         let f = if name.starts_with("MANIFEST-") {
-            crate::fs::Preallocating::wrap(f, self.manifest_preallocation)
+            crate::fs::Preallocating::wrap(f, self.live.manifest_preallocation())
         } else {
             f
         };

@@ -19,7 +19,9 @@ pub trait LayerHooks: Send + Sync {
     /// Writes family `handle`'s options to the info LOG (at open and at its creation).
     fn log_cf_options(&self, inner: &DbInner, handle: &CfHandle) -> Result<()>;
 
-    /// The hooks as `Any`, so the layer that made them can reach the options it keeps in
-    /// them (the facade's `set_db_options` changes the DB-wide options it holds).
-    fn as_any(&self) -> &dyn std::any::Any;
+    /// RocksDB's `SetDBOptions`: the DB-wide options are the layer's (held in these hooks,
+    /// in its terms), so the layer parses and checks `pairs`, applies them
+    /// (`DbInner::set_db_options`, `live_options.rs`), keeps the new values and writes the
+    /// OPTIONS file.
+    fn set_db_options(&self, inner: &std::sync::Arc<DbInner>, pairs: &[(&str, &str)]) -> Result<()>;
 }

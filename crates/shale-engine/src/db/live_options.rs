@@ -18,15 +18,30 @@
 //!   stops it (RocksDB's `PeriodicTaskScheduler::Register(.., run_immediately = true)` and
 //!   `Unregister`);
 //! - `max_compaction_trigger_wakeup_seconds`: the period of the time-based compaction
-//!   trigger (`compaction/trigger.rs`), from its next look.
+//!   trigger (`compaction/trigger.rs`), from its next look;
+//! - `max_background_jobs`, `max_background_flushes`, `max_background_compactions`: the
+//!   job limits (RocksDB's `GetBGJobLimits`, resolved by the caller) at once; a pool below
+//!   its new limit grows to it, pools never shrink, and the pools are woken
+//!   (`scheduler.rs::set_background_job_limits`);
+//! - `max_open_files`: the table cache's capacity, `max_open_files - 10` (-1: unbounded),
+//!   readers past it closed at once (`table_cache.rs::set_capacity`);
+//! - `bytes_per_sync`, `strict_bytes_per_sync`, `writable_file_max_buffer_size`,
+//!   `manifest_preallocation_size`: every file created from then on
+//!   (`buffered_fs.rs::LiveFileWrites`: tables, blob files, the next MANIFEST);
+//! - `wal_bytes_per_sync`: the next WAL, and as RocksDB a changed value switches to a new
+//!   WAL at once (`SwitchWAL`: the families holding the oldest live WAL switch their
+//!   memtables and flush), so the WAL written next uses it.
 //!
 //! As RocksDB's `SetDBOptions`, the facade checks every value before any is applied, and
 //! writes a new OPTIONS file after.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
+use super::buffered_fs::LiveFileWrites;
 use super::DbInner;
 use crate::config::DbConfig;
+use crate::error::Result;
 
 /// The values in force of the mutable DB options read outside `DbConfig` (see the module
 /// comment). Relaxed atomics: each is one independent setting, read where it acts.
@@ -43,11 +58,15 @@ pub struct LiveDbOptions {
     /// A new stats period was set: its task runs at once (taken by the task's thread).
     pub stats_dump_now: AtomicBool,
     pub stats_persist_now: AtomicBool,
+    /// The file options read where each file is created, shared with the database's file
+    /// system (`buffered_fs.rs`).
+    pub file_writes: Arc<LiveFileWrites>,
 }
 
 impl LiveDbOptions {
-    pub fn new(c: &DbConfig) -> LiveDbOptions {
+    pub fn new(c: &DbConfig, file_writes: Arc<LiveFileWrites>) -> LiveDbOptions {
         LiveDbOptions {
+            file_writes,
             max_subcompactions: AtomicU32::new(c.max_subcompactions),
             compaction_readahead_size: AtomicU64::new(c.compaction_readahead_size),
             stats_history_buffer_size: AtomicU64::new(c.stats_history_buffer_size as u64),
@@ -108,12 +127,42 @@ pub struct DbOptionsUpdate {
     pub stats_dump_period_sec: Option<u32>,
     pub stats_persist_period_sec: Option<u32>,
     pub max_compaction_trigger_wakeup_seconds: Option<u64>,
+    /// `GetBGJobLimits` of the new `max_background_*` values: (flushes, compactions).
+    pub background_job_limits: Option<(usize, usize)>,
+    pub max_open_files: Option<i32>,
+    pub bytes_per_sync: Option<u64>,
+    pub wal_bytes_per_sync: Option<u64>,
+    pub strict_bytes_per_sync: Option<bool>,
+    pub writable_file_max_buffer_size: Option<u64>,
+    pub manifest_preallocation_size: Option<u64>,
 }
 
 impl DbInner {
-    /// Applies `u` (RocksDB's `SetDBOptions` once the values were checked).
-    pub fn set_db_options(&self, u: &DbOptionsUpdate) {
+    /// Applies `u` (RocksDB's `SetDBOptions` once the values were checked). Fails only when
+    /// a pool could not grow (a thread could not be started); a WAL switch that fails is
+    /// written to LOG, as RocksDB's "Unable to purge WAL files in SetDBOptions()".
+    pub fn set_db_options(self: &Arc<Self>, u: &DbOptionsUpdate) -> Result<()> {
         let live = &self.live_options;
+        if let Some((flushes, compactions)) = u.background_job_limits {
+            self.set_background_job_limits(flushes, compactions)?;
+        }
+        if let Some(v) = u.max_open_files {
+            self.table_cache.set_capacity(v);
+        }
+        let files = &live.file_writes;
+        if let Some(v) = u.bytes_per_sync {
+            files.set_bytes_per_sync(v);
+        }
+        if let Some(v) = u.strict_bytes_per_sync {
+            files.set_strict_bytes_per_sync(v);
+        }
+        if let Some(v) = u.writable_file_max_buffer_size {
+            files.set_max_buffer_size(v);
+        }
+        if let Some(v) = u.manifest_preallocation_size {
+            files.set_manifest_preallocation_size(v);
+        }
+        let wal_changed = u.wal_bytes_per_sync.is_some_and(|v| files.set_wal_bytes_per_sync(v));
         if let Some(v) = u.max_subcompactions {
             live.max_subcompactions.store(v, Ordering::Relaxed);
         }
@@ -168,5 +217,45 @@ impl DbInner {
             let st = self.lock_state();
             self.wal_total.set_configured(v, &st);
         }
+        if wal_changed {
+            if let Err(e) = self.switch_wal() {
+                self.info_log.log_at(
+                    crate::config::LogLevel::Warn,
+                    format_args!("Unable to purge WAL files in SetDBOptions() -- {e}"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// RocksDB's `SwitchWAL` as `SetDBOptions` calls it (as the only writer): the families
+    /// whose data the oldest live WAL holds switch their memtables, which starts a new WAL
+    /// (with the options in force) unless the current one is empty, and are flushed.
+    fn switch_wal(&self) -> Result<()> {
+        self.exclusive_write(|| {
+            let mut st = self.lock_state();
+            let Some((oldest, mems, imm_only)) = self.wal_total.families_holding_oldest(&st) else {
+                return Ok(());
+            };
+            self.info_log.buffer_line(format_args!(
+                "Flushing all column families with data in WAL number {oldest}. Total log size is {} while max_total_wal_size is {}",
+                self.wal_total.last_total(),
+                self.wal_total.limit()
+            ));
+            for &id in mems.iter().chain(&imm_only) {
+                if let Some(c) = st.cfs.get_mut(&id) {
+                    c.force_flush = true;
+                }
+            }
+            for id in imm_only {
+                self.schedule_flush(&mut st, id);
+            }
+            let mut switch = mems;
+            self.widen_for_atomic_flush(&st, &mut switch);
+            if !switch.is_empty() {
+                self.switch_memtables(&mut st, &switch, false)?;
+            }
+            Ok(())
+        })
     }
 }

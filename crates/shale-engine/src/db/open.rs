@@ -284,6 +284,9 @@ pub struct InnerParts {
     pub info_log: InfoLog,
     pub lock: Box<dyn FileLock>,
     pub max_column_family: u32,
+    /// The file options `set_db_options` changes, shared with the file system `fs`
+    /// (`buffered_fs.rs`).
+    pub file_writes: Arc<super::buffered_fs::LiveFileWrites>,
 }
 
 /// The database's shared state, with no family installed yet.
@@ -296,11 +299,11 @@ pub fn new_inner(
     wal_number: u64,
     mode: DbMode,
 ) -> Arc<DbInner> {
-    let InnerParts { fs, versions, table_cache, info_log, lock, max_column_family } = parts;
+    let InnerParts { fs, versions, table_cache, info_log, lock, max_column_family, file_writes } = parts;
     let (max_flushes, max_compactions) = (config.max_background_flushes, config.max_background_compactions);
     let fs_for_blobs = fs.clone();
     let write_control = WriteController::new(config.delayed_write_rate);
-    let live_options = super::live_options::LiveDbOptions::new(&config);
+    let live_options = super::live_options::LiveDbOptions::new(&config, file_writes);
     let blob_stats = config.statistics.clone();
     let wal_total = super::wal_limit::WalTotal::new(&config);
     let obsolete_period = config.delete_obsolete_files_period_micros;

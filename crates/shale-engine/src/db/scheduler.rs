@@ -16,6 +16,8 @@
 //! then all compaction threads may run, on inputs the picker keeps apart. Flushes have their
 //! own threads, so they never wait behind compactions. One flush per family runs at a time
 //! (its memtables reach level 0 in order); flushes of different families run in parallel.
+//! `set_db_options` changes the limits on the open database: the pools grow to a raised
+//! limit (never shrink), and each thread checks the limit in force before it starts a job.
 //!
 //! `work_cv` says "work available" to the pools; `done_cv` says "job done" to whoever waits
 //! for one (stalled writers, manual flushes and compactions, recovery, drop).
@@ -47,8 +49,18 @@ pub struct JobQueues {
     /// Of `running_compactions`, those of the BOTTOM pool (RocksDB's
     /// `bg_bottom_compaction_scheduled_`), which do not count against the LOW pool's limit.
     pub bottom_compactions: usize,
+    /// RocksDB's `GetBGJobLimits` in force (`set_db_options` changes them,
+    /// [`DbInner::set_background_job_limits`]): flush threads run at most `max_flushes`
+    /// flushes at once, compaction threads at most `max_compactions` compactions (1 without
+    /// compaction pressure).
     pub max_flushes: usize,
     pub max_compactions: usize,
+    /// Threads of the HIGH and LOW pools (RocksDB's pool sizes: they only grow,
+    /// `IncBackgroundThreadsIfNeeded`).
+    pub flush_threads: usize,
+    pub compaction_threads: usize,
+    /// Threads added to the pools after open (joined at close, `take_added_threads`).
+    added_threads: Vec<JoinHandle<()>>,
     /// Manual compaction steps registered, oldest first (RocksDB's
     /// `manual_compaction_dequeue_`; `compact.rs::manual_step`).
     manual: VecDeque<ManualEntry>,
@@ -77,6 +89,9 @@ impl JobQueues {
             bottom_compactions: 0,
             max_flushes,
             max_compactions,
+            flush_threads: 0,
+            compaction_threads: 0,
+            added_threads: Vec::new(),
             manual: VecDeque::new(),
             next_manual: 0,
             compactions_paused: 0,
@@ -340,24 +355,87 @@ impl DbInner {
     }
 }
 
+/// Starts one background thread running `f`, lowering its priorities as the Env says.
+fn spawn_worker(
+    inner: &Arc<DbInner>,
+    name: String,
+    f: fn(Arc<DbInner>),
+    (lower_cpu, lower_io): (bool, bool),
+) -> Result<JoinHandle<()>> {
+    let i = inner.clone();
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            lower_thread_priority(lower_cpu, lower_io);
+            f(i)
+        })
+        .map_err(|e| Error::io("spawning a background thread", e))
+}
+
+/// Adds threads to the HIGH (`flush`) or LOW pool until it has `want` (RocksDB's
+/// `IncBackgroundThreadsIfNeeded`: a pool never shrinks), their handles kept in the queues.
+fn grow_pool(inner: &Arc<DbInner>, st: &mut DbState, flush: bool, want: usize) -> Result<()> {
+    let (cpu, io) = (inner.config.env_lower_cpu, inner.config.env_lower_io);
+    loop {
+        let have = if flush { st.jobs.flush_threads } else { st.jobs.compaction_threads };
+        if have >= want {
+            return Ok(());
+        }
+        let t = if flush {
+            spawn_worker(inner, format!("shale:flush{have}"), flush_worker, (cpu.1, io.1))?
+        } else {
+            spawn_worker(inner, format!("shale:compact{have}"), compaction_worker, (cpu.0, io.0))?
+        };
+        st.jobs.added_threads.push(t);
+        if flush {
+            st.jobs.flush_threads += 1;
+        } else {
+            st.jobs.compaction_threads += 1;
+        }
+    }
+}
+
+impl DbInner {
+    /// RocksDB's `SetDBOptions` with `max_background_jobs`, `max_background_flushes` or
+    /// `max_background_compactions` changed: the job limits (`GetBGJobLimits`, resolved by
+    /// the caller) take effect at once, a pool smaller than its new limit grows to it (pools
+    /// never shrink: a lowered limit leaves threads idle, as RocksDB's), and the pools are
+    /// woken to start what the new limits allow (`MaybeScheduleFlushOrCompaction`).
+    pub fn set_background_job_limits(
+        self: &Arc<Self>,
+        max_flushes: usize,
+        max_compactions: usize,
+    ) -> Result<()> {
+        let mut st = self.lock_state();
+        st.jobs.max_flushes = max_flushes;
+        st.jobs.max_compactions = max_compactions;
+        if !self.shutting_down.load(Ordering::Acquire) {
+            grow_pool(self, &mut st, true, max_flushes)?;
+            grow_pool(self, &mut st, false, max_compactions)?;
+        }
+        self.work_cv.notify_all();
+        Ok(())
+    }
+
+    /// The threads `set_background_job_limits` added, for the close to join (after
+    /// `open::close` stopped the background work: no thread is added then).
+    pub fn take_added_threads(&self) -> Vec<JoinHandle<()>> {
+        std::mem::take(&mut self.lock_state().jobs.added_threads)
+    }
+}
+
 pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let (flushes, compactions) = {
-        let st = inner.lock_state();
+        let mut st = inner.lock_state();
         // An Env's pool sizes raise the thread counts (the job limits still decide how many
         // run at once), as RocksDB raises the Env's pools to the limits.
         let (low, high) = inner.config.env_threads;
-        (st.jobs.max_flushes.max(high.unwrap_or(0)), st.jobs.max_compactions.max(low.unwrap_or(0)))
+        let sizes =
+            (st.jobs.max_flushes.max(high.unwrap_or(0)), st.jobs.max_compactions.max(low.unwrap_or(0)));
+        (st.jobs.flush_threads, st.jobs.compaction_threads) = sizes;
+        sizes
     };
-    let spawn = |name: String, f: fn(Arc<DbInner>), (lower_cpu, lower_io): (bool, bool)| {
-        let i = inner.clone();
-        std::thread::Builder::new()
-            .name(name)
-            .spawn(move || {
-                lower_thread_priority(lower_cpu, lower_io);
-                f(i)
-            })
-            .map_err(|e| Error::io("spawning a background thread", e))
-    };
+    let spawn = |name: String, f: fn(Arc<DbInner>), lower: (bool, bool)| spawn_worker(inner, name, f, lower);
     let (cpu, io) = (inner.config.env_lower_cpu, inner.config.env_lower_io);
     let mut threads = Vec::new();
     for n in 0..flushes {
@@ -496,7 +574,12 @@ fn flush_worker(inner: Arc<DbInner>) {
             inner.purge_now(&mut st);
             continue;
         }
-        let id = if st.errors.is_db_stopped() { None } else { st.jobs.flush_queue.pop_front() };
+        // At most `max_flushes` flushes at once (a lowered limit leaves threads idle).
+        let id = if st.errors.is_db_stopped() || st.jobs.running_flushes >= st.jobs.max_flushes {
+            None
+        } else {
+            st.jobs.flush_queue.pop_front()
+        };
         let Some(id) = id else {
             inner.work_cv.wait_for(&mut st, idle);
             continue;
@@ -517,6 +600,10 @@ fn flush_worker(inner: Arc<DbInner>) {
         }
         st.jobs.running_flushes -= 1;
         inner.done_cv.notify_all();
+        if !st.jobs.flush_queue.is_empty() {
+            // A thread held back by `max_flushes` may start the next.
+            inner.work_cv.notify_all();
+        }
         match r {
             Ok(()) => st.errors.background_job_succeeded(),
             Err(e) if counts_as_bg_error(&e) => {

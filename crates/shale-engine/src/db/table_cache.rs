@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -56,13 +56,18 @@ impl std::ops::Deref for TableRef<'_> {
     }
 }
 
+/// `TableCache::capacity` of an unbounded cache (`max_open_files = -1`).
+const UNBOUNDED: usize = usize::MAX;
+
 /// A row cache entry: the internal key and value a table's `get` found.
 struct RowEntry(Vec<u8>, Vec<u8>);
 
 pub struct TableCache {
     fs: FileSystemRef,
     dir: PathBuf,
-    capacity: Option<usize>,
+    /// How many readers the cache keeps (`max_open_files - 10`; `UNBOUNDED` for -1, RocksDB's
+    /// `kInfiniteCapacity`); `set_db_options` changes it (`set_capacity`).
+    capacity: AtomicUsize,
     pub default_block_cache: Arc<BlockCache>,
     /// This database open's cache session: with a file number, the key base of the file's
     /// blocks in a block cache that other databases (or an earlier incarnation of this one)
@@ -91,15 +96,12 @@ impl TableCache {
         statistics: Option<Arc<Statistics>>,
         row_cache: Option<Arc<BlockCache>>,
     ) -> Self {
-        let capacity = if max_open_files < 0 {
-            None
-        } else {
-            Some((max_open_files as usize).saturating_sub(10).max(16))
-        };
+        let capacity =
+            if max_open_files < 0 { UNBOUNDED } else { (max_open_files as usize).saturating_sub(10).max(16) };
         TableCache {
             fs,
             dir,
-            capacity,
+            capacity: AtomicUsize::new(capacity),
             default_block_cache,
             cache_session: new_cache_session(),
             statistics,
@@ -114,7 +116,47 @@ impl TableCache {
     /// Whether the cache keeps every table open (`max_open_files = -1`, RocksDB's
     /// `kInfiniteCapacity`).
     pub fn is_unbounded(&self) -> bool {
-        self.capacity.is_none()
+        self.capacity().is_none()
+    }
+
+    /// The most readers kept, None when unbounded.
+    #[inline]
+    fn capacity(&self) -> Option<usize> {
+        Some(self.capacity.load(Ordering::Relaxed)).filter(|&c| c != UNBOUNDED)
+    }
+
+    /// RocksDB's `SetDBOptions` with `max_open_files`: the cache's capacity becomes
+    /// `max_open_files - 10` (-1: unbounded, `kInfiniteCapacity`) and the least recently used
+    /// readers past it are closed at once, as `LRUCache::SetCapacity` evicts. Whether readers
+    /// opened from then on are pinned in their files' metadata follows the new capacity
+    /// (`UpdateShouldPinTableHandles`); readers already pinned stay with their files until no
+    /// Version holds them, as RocksDB's pinned table handles do.
+    pub fn set_capacity(&self, max_open_files: i32) {
+        // RocksDB passes `max_open_files - 10` unchecked: below 10 the size_t wraps to a
+        // capacity past `kInfiniteCapacity`, which RocksDB then treats as unbounded (readers
+        // pinned) as it does -1.
+        let capacity = usize::try_from(max_open_files.saturating_sub(10)).unwrap_or(UNBOUNDED);
+        let was = self.capacity.swap(capacity, Ordering::Relaxed);
+        if was == UNBOUNDED && capacity != UNBOUNDED {
+            // Entries of an unbounded cache carry no last use: start the clock past them.
+            self.tick.fetch_add(1, Ordering::Relaxed);
+        }
+        if capacity != UNBOUNDED {
+            let mut map = self.map.write();
+            Self::evict_to(&mut map, capacity);
+        }
+    }
+
+    /// Closes the least recently used readers until `map` holds at most `cap`.
+    fn evict_to(map: &mut HashMap<u64, (Arc<TableEntry>, AtomicU64)>, cap: usize) {
+        while map.len() > cap {
+            let Some(oldest) =
+                map.iter().min_by_key(|(_, (_, t))| t.load(Ordering::Relaxed)).map(|(n, _)| *n)
+            else {
+                break;
+            };
+            map.remove(&oldest);
+        }
     }
 
     /// RocksDB's `verify_sst_unique_id_in_manifest`: a block-based table opened whose
@@ -200,7 +242,7 @@ impl TableCache {
     /// `max_open_files = -1`; a bounded cache must be able to close readers).
     fn maybe_pin(&self, file: &FileMetaData, entry: &Arc<TableEntry>) {
         // Checked first: once pinned, every later lookup would clone the Arc only to drop it.
-        if self.capacity.is_none() && !file.pinned_reader.is_pinned() {
+        if self.capacity().is_none() && !file.pinned_reader.is_pinned() {
             file.pinned_reader.pin(entry.clone());
         }
     }
@@ -211,7 +253,7 @@ impl TableCache {
     fn lookup(&self, number: u64) -> Option<Arc<TableEntry>> {
         let map = self.map.read();
         let (e, t) = map.get(&number)?;
-        if self.capacity.is_some() {
+        if self.capacity().is_some() {
             t.store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         }
         Some(e.clone())
@@ -232,19 +274,12 @@ impl TableCache {
             return Ok(e);
         }
         let entry = self.open_entry(cf, file, level, None)?;
-        let tick = if self.capacity.is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };
+        let tick = if self.capacity().is_some() { self.tick.fetch_add(1, Ordering::Relaxed) } else { 0 };
         self.maybe_pin(file, &entry);
         let mut map = self.map.write();
         map.insert(file.number, (entry.clone(), AtomicU64::new(tick)));
-        if let Some(cap) = self.capacity {
-            while map.len() > cap {
-                let Some(oldest) =
-                    map.iter().min_by_key(|(_, (_, t))| t.load(Ordering::Relaxed)).map(|(n, _)| *n)
-                else {
-                    break;
-                };
-                map.remove(&oldest);
-            }
+        if let Some(cap) = self.capacity() {
+            Self::evict_to(&mut map, cap);
         }
         Ok(entry)
     }

@@ -146,6 +146,13 @@ impl WalTotal {
         if !self.over.swap(false, Ordering::Relaxed) || st.cfs.len() < 2 {
             return None;
         }
+        self.families_holding_oldest(st)
+    }
+
+    /// `take_families_to_flush` whatever the total and the number of families: RocksDB's
+    /// `SwitchWAL` itself, which `SetDBOptions` also calls when `wal_bytes_per_sync`
+    /// changed (`live_options.rs`).
+    pub fn families_holding_oldest(&self, st: &DbState) -> Option<(u64, Vec<u32>, Vec<u32>)> {
         let oldest = *st.alive_wals.front()?;
         if self.flushing_for.load(Ordering::Relaxed) == oldest {
             return None;

@@ -1917,8 +1917,7 @@ impl DbInner {
                         Some(old) => {
                             self.info_log.log(format_args!("reusing log {old} from recycle list"));
                             let old_path = super::filename::wal_file(&self.wal_dir(), old);
-                            let max = usize::try_from(self.config.writable_file_max_buffer_size)
-                                .unwrap_or(usize::MAX);
+                            let max = self.live_options.file_writes.max_buffer_size();
                             self.fs.reuse_writable_file(&path, &old_path, max)?
                         }
                         None => self.fs.new_writable_file(&path)?,
@@ -1928,8 +1927,10 @@ impl DbInner {
                 }
             };
             let mut writer = LogWriter::new(file, number)
-                .with_bytes_per_sync(self.config.wal_bytes_per_sync)
-                .with_strict_range_sync(self.config.strict_bytes_per_sync)
+                // As set now (`set_db_options`, RocksDB's `CreateWAL` building the WAL's file
+                // options from the mutable DB options in force).
+                .with_bytes_per_sync(self.live_options.file_writes.wal_bytes_per_sync())
+                .with_strict_range_sync(self.live_options.file_writes.strict_bytes_per_sync())
                 .with_recycling(recycling)
                 .with_track_and_verify_wals(self.config.track_and_verify_wals);
             // `track_and_verify_wals`: the new WAL names the current one (RocksDB's

@@ -627,9 +627,8 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     /// RocksDB's `SetDBOptions` (rust-rocksdb's `set_db_options` of later releases): changes
     /// mutable DB-wide options by RocksDB's names, all or none, and writes a new OPTIONS
     /// file. Which act live and where: `shale_engine::db::live_options` and
-    /// `db/dyn_options.rs::set_db_options`; RocksDB's other mutable DB options answer
-    /// NotSupported naming the option; an option that is not a DB option or cannot change
-    /// is InvalidArgument naming it.
+    /// `db/dyn_options.rs::apply_db_options` (every mutable DB option of RocksDB 11.8.1); an
+    /// option that is not a DB option or cannot change is InvalidArgument naming it.
     pub fn set_db_options(&self, opts: &[(&str, &str)]) -> Result<()> {
         check_option_pairs(opts)?;
         super::dyn_options::set_db_options(&self.inner, opts)

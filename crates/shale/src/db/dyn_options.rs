@@ -238,29 +238,44 @@ const DB_OPTIONS_BUILT: &[&str] = &[
     "stats_dump_period_sec",
     "stats_persist_period_sec",
     "max_compaction_trigger_wakeup_seconds",
+    "max_background_jobs",
+    "max_background_compactions",
+    "max_background_flushes",
+    "max_open_files",
+    "bytes_per_sync",
+    "wal_bytes_per_sync",
+    "strict_bytes_per_sync",
+    "writable_file_max_buffer_size",
+    "manifest_preallocation_size",
 ];
 
 /// RocksDB 11.8.1's deprecated mutable DB options: any value is accepted and changes nothing
 /// (`OptionVerificationType::kDeprecated`).
 const DB_OPTIONS_DEPRECATED: &[&str] = &["allow_os_buffer", "base_background_compactions"];
 
+/// `DB::set_db_options`: the DB-wide options are the opening layer's, so its hooks apply
+/// the change (the facade's [`RocksOptionsHooks`](super::options_writer::RocksOptionsHooks)
+/// call [`apply_db_options`]).
+pub(crate) fn set_db_options(inner: &Arc<DbInner>, pairs: &[(&str, &str)]) -> Result<()> {
+    inner.hooks.set_db_options(inner, pairs)
+}
+
 /// RocksDB's SetDBOptions: all of `pairs` or none of them take effect (every value is parsed
 /// and checked before any is applied). The options of [`DB_OPTIONS_BUILT`] change live;
-/// RocksDB's other mutable DB options answer NotSupported naming the option; options that
-/// cannot change answer InvalidArgument, as RocksDB's. The OPTIONS file written after holds
+/// options that cannot change answer InvalidArgument, as RocksDB's. As RocksDB, a
+/// `bytes_per_sync` of 0 becomes 1 MiB at every call. The OPTIONS file written after holds
 /// the values in force.
-pub(crate) fn set_db_options(inner: &DbInner, pairs: &[(&str, &str)]) -> Result<()> {
+pub(crate) fn apply_db_options(
+    inner: &Arc<DbInner>,
+    hooks: &super::options_writer::RocksOptionsHooks,
+    pairs: &[(&str, &str)],
+) -> Result<()> {
     use crate::options_table::{find, Mutable, Section};
     use shale_engine::db::live_options::DbOptionsUpdate;
     if pairs.is_empty() {
         return Err(Error::invalid_argument("empty input"));
     }
     inner.check_writable()?;
-    let Some(hooks) = inner.hooks.as_any().downcast_ref::<super::options_writer::RocksOptionsHooks>() else {
-        return Err(Error::invalid_argument(
-            "set_db_options: the database was not opened by the rust-rocksdb facade",
-        ));
-    };
     let mut new = hooks.db_options();
     for (name, v) in pairs {
         match find(Section::Db, name) {
@@ -281,11 +296,38 @@ pub(crate) fn set_db_options(inner: &DbInner, pairs: &[(&str, &str)]) -> Result<
             None => return Err(Error::invalid_argument(format!("Unrecognized option: {name}"))),
         }
     }
+    // RocksDB's SetDBOptions: `bytes_per_sync` 0 becomes 1 MiB whatever was set.
+    if new.bytes_per_sync == 0 {
+        new.bytes_per_sync = 1 << 20;
+    }
     // RocksDB's ValidateOptions of the DB options set.
     new.dbmisc.validate()?;
+    if new.use_direct_io_for_flush_and_compaction && new.writable_file_max_buffer_size == 0 {
+        return Err(Error::invalid_argument("writes in direct IO require writable_file_max_buffer_size > 0"));
+    }
     let set = |name: &str| pairs.iter().any(|(k, _)| *k == name);
     let pick = |name: &str| set(name).then_some(());
+    // ... and each family's ColumnFamilyData::ValidateOptions against them.
+    if new.max_open_files != -1 {
+        let handles: Vec<Arc<CfHandle>> = inner.lock_state().cfs.values().map(|c| c.handle.clone()).collect();
+        for h in &handles {
+            let o = cf_options(h)?;
+            if o.compaction_style == crate::DBCompactionStyle::Fifo && o.age_compaction_seconds().0 > 0 {
+                return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
+            }
+        }
+    }
+    let bg = ["max_background_jobs", "max_background_compactions", "max_background_flushes"];
     let u = DbOptionsUpdate {
+        background_job_limits: bg.iter().any(|n| set(n)).then(|| new.background_job_limits()),
+        max_open_files: pick("max_open_files").map(|_| new.max_open_files),
+        bytes_per_sync: Some(new.sanitized_bytes_per_sync()),
+        wal_bytes_per_sync: pick("wal_bytes_per_sync").map(|_| new.wal_bytes_per_sync),
+        strict_bytes_per_sync: pick("strict_bytes_per_sync").map(|_| new.dbopt.strict_bytes_per_sync),
+        writable_file_max_buffer_size: pick("writable_file_max_buffer_size")
+            .map(|_| new.writable_file_max_buffer_size),
+        manifest_preallocation_size: pick("manifest_preallocation_size")
+            .map(|_| new.manifest_preallocation_size),
         max_total_wal_size: pick("max_total_wal_size").map(|_| new.max_total_wal_size),
         // RocksDB's `set_max_delayed_write_rate`: the value as given (0 counts as 1).
         delayed_write_rate: pick("delayed_write_rate").map(|_| new.delayed_write_rate),
@@ -309,7 +351,7 @@ pub(crate) fn set_db_options(inner: &DbInner, pairs: &[(&str, &str)]) -> Result<
         max_compaction_trigger_wakeup_seconds: pick("max_compaction_trigger_wakeup_seconds")
             .map(|_| new.dbmisc.max_compaction_trigger_wakeup_seconds),
     };
-    inner.set_db_options(&u);
+    inner.set_db_options(&u)?;
     if set("daily_offpeak_time_utc") {
         // RocksDB's `ChangeOffpeakTimeOption`: each family's picker takes the new window
         // (`CfConfig::daily_offpeak`) and is asked again at once.
@@ -447,6 +489,20 @@ mod tests {
         assert_eq!(o.age_compaction_seconds(), (3600, 0));
         let e = apply_mutable(&mut o, "INVALID_NAME", "1").unwrap_err();
         assert!(e.to_string().contains("INVALID_NAME"), "{e}");
+    }
+
+    /// issue 33: every mutable DB option of the table acts (none answers NotSupported).
+    #[test]
+    fn every_mutable_db_option_is_built() {
+        use crate::options_table::{rows, Mutable, Section};
+        for r in rows(Section::Db).filter(|r| r.mutable != Mutable::No) {
+            assert!(
+                r.mutable == Mutable::Yes
+                    && (DB_OPTIONS_BUILT.contains(&r.name) || DB_OPTIONS_DEPRECATED.contains(&r.name)),
+                "{} is mutable in RocksDB 11.8.1 but not applied by set_db_options",
+                r.name
+            );
+        }
     }
 
     #[test]

@@ -247,6 +247,10 @@ impl<T: ThreadMode, I: DBInner> Drop for DBCommon<T, I> {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        // The threads `set_db_options` added to the pools.
+        for t in self.inner.take_added_threads() {
+            let _ = t.join();
+        }
         // `optimize_manifest_for_recovery`'s WAL markers, then
         // `verify_manifest_content_on_close`, once no background change can run (RocksDB's
         // CloseHelper order); the close of rust-rocksdb returns nothing, so a failure goes to

@@ -110,18 +110,17 @@ pub(crate) fn open_as<T: ThreadMode>(
     });
     // `is_fd_close_on_exec = false`: the file system's opens leave descriptors inheritable.
     let fs = if config.is_fd_close_on_exec { fs } else { fs.without_close_on_exec().unwrap_or(fs) };
+    // The file options `set_db_options` may change, shared with the database (`live_options`).
+    let file_writes = super::buffered_fs::LiveFileWrites::new(&config);
     let fs = super::buffered_fs::BufferedWritesFs::wrap(
         fs,
-        config.writable_file_max_buffer_size,
-        config.bytes_per_sync,
-        config.strict_bytes_per_sync,
+        file_writes.clone(),
         crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
             direct: config.use_direct_io_for_flush_and_compaction,
             mmap: config.allow_mmap_writes,
         },
-        config.manifest_preallocation(),
     );
     // RocksDB creates the directory (to hold LOCK) whatever create_if_missing says; a
     // missing database is then reported by the CURRENT check below as InvalidArgument.
@@ -535,7 +534,8 @@ pub(crate) fn open_as<T: ThreadMode>(
     if unwritten {
         versions.roll_manifest_next();
     }
-    let parts = InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family };
+    let parts =
+        InnerParts { fs: fs.clone(), versions, table_cache, info_log, lock, max_column_family, file_writes };
     let hooks = Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone()));
     let inner = new_inner(path, hooks, config, parts, wal_writer, wal_number, DbMode::ReadWrite);
     inner.prep_tracker().set_recovered(prepared, wal_number);

@@ -197,8 +197,8 @@ impl super::layer_hooks::LayerHooks for RocksOptionsHooks {
         Ok(())
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    fn set_db_options(&self, inner: &Arc<DbInner>, pairs: &[(&str, &str)]) -> Result<()> {
+        super::dyn_options::apply_db_options(inner, self, pairs)
     }
 }
 

@@ -136,7 +136,16 @@ fn open_view<T: ThreadMode>(
     .with_manifest_space_amp(config.max_manifest_space_amp_pct);
     let wal_number = wals.last().copied().unwrap_or(0);
     let wal_writer = LogWriter::new(Box::new(RefusingFile(mode)), wal_number);
-    let parts = InnerParts { fs, versions, table_cache, info_log, lock: Box::new(NoLock), max_column_family };
+    let file_writes = super::buffered_fs::LiveFileWrites::new(&config);
+    let parts = InnerParts {
+        fs,
+        versions,
+        table_cache,
+        info_log,
+        lock: Box::new(NoLock),
+        max_column_family,
+        file_writes,
+    };
     let hooks = Box::new(super::options_writer::RocksOptionsHooks::new(opts.clone()));
     let inner = open::new_inner(path, hooks, config, parts, wal_writer, wal_number, mode);
     {

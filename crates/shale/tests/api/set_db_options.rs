@@ -7,9 +7,15 @@ use crate::util;
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use shale::statistics::Histogram;
-use shale::{ColumnFamilyDescriptor, DBCompressionType, ErrorKind, WriteOptions, DB};
+use shale::fs::{FaultInjectionFs, FileSystem, MemFileSystem, OpKind, WritableFile};
+use shale::statistics::{Histogram, Ticker};
+use shale::{
+    ColumnFamilyDescriptor, CompactionDecision, DBCompressionType, ErrorKind, Options, WriteOptions, DB,
+};
 
 fn cf_files(db: &DB, cf: &str) -> u64 {
     let h = db.cf_handle(cf).unwrap();
@@ -252,4 +258,330 @@ fn stats_periods_and_the_compaction_trigger_follow_values_set_live() {
     let text = util::latest_options_text(dir.path());
     assert!(text.contains("  stats_persist_period_sec=1\n"), "{text}");
     assert!(text.contains("  max_compaction_trigger_wakeup_seconds=1\n"), "{text}");
+}
+
+/// `max_background_jobs` changed live (RocksDB's SetDBOptions recomputing `GetBGJobLimits`,
+/// growing the LOW pool and scheduling): four families' compactions, each held in a
+/// compaction filter, run one at a time under the open's 2 jobs (1 compaction), all four at
+/// once after raising it to 8 (6 compactions: the pool grows), and one at a time again after
+/// lowering it to 2 (the pool keeps its threads; the limit holds them back).
+#[test]
+fn background_job_limits_set_live_change_how_many_compactions_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = Arc::new(AtomicBool::new(false));
+    let family = || {
+        let mut o = Options::default();
+        o.set_level_zero_file_num_compaction_trigger(2);
+        o.set_compression_type(DBCompressionType::None);
+        let gate = open.clone();
+        o.set_compaction_filter("gate", move |_level: u32, _k: &[u8], _v: &[u8]| {
+            // Held at most 60 s, so that a failing test does not hang.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !gate.load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            CompactionDecision::Keep
+        });
+        o
+    };
+    let mut o = util::create_options();
+    o.create_missing_column_families(true);
+    o.set_max_background_jobs(2);
+    let names = ["a", "b", "c", "d"];
+    let db = DB::open_cf_descriptors(&o, dir.path(), names.map(|n| ColumnFamilyDescriptor::new(n, family())))
+        .unwrap();
+    let running = || db.property_int_value("rocksdb.num-running-compactions").unwrap().unwrap();
+    // Four overlapping level-0 tables in each family: a compaction is due in each, under
+    // compaction pressure (4 files reach RocksDB's speedup threshold for trigger 2).
+    let fill = |round: u64| {
+        for n in names {
+            let cf = db.cf_handle(n).unwrap();
+            for t in 0..4u64 {
+                for i in 0..200u64 {
+                    db.put_cf(&cf, format!("key{i:04}"), format!("{n}-{round}-{t}")).unwrap();
+                }
+                db.flush_cf(&cf).unwrap();
+            }
+        }
+    };
+    let at_most_one_for = |what: &str| {
+        let until = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < until {
+            assert!(running() <= 1, "{what}: {} compactions at once", running());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(running(), 1, "{what}: one compaction held");
+    };
+    fill(0);
+    util::wait_until(30, "a compaction held", || running() == 1);
+    at_most_one_for("max_background_jobs 2 at open");
+    db.set_db_options(&[("max_background_jobs", "8")]).unwrap();
+    util::wait_until(30, "all four families' compactions at once", || running() >= 4);
+    open.store(true, Ordering::Release);
+    db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+    db.set_db_options(&[("max_background_jobs", "2")]).unwrap();
+    open.store(false, Ordering::Release);
+    fill(1);
+    util::wait_until(30, "a compaction held", || running() == 1);
+    at_most_one_for("max_background_jobs lowered to 2");
+    open.store(true, Ordering::Release);
+    db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+    for n in names {
+        let cf = db.cf_handle(n).unwrap();
+        assert_eq!(db.get_cf(&cf, "key0007").unwrap().unwrap(), format!("{n}-1-3").as_bytes());
+    }
+    assert!(util::latest_options_text(dir.path()).contains("  max_background_jobs=2\n"));
+}
+
+/// `max_open_files` lowered live: the table cache's capacity becomes `max_open_files - 10`
+/// and the readers past it are closed, so reading forty tables again opens them again
+/// (RocksDB's `TableCache::SetCapacity`); raised to -1, every reader stays open.
+#[test]
+fn max_open_files_lowered_live_closes_table_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = util::create_options();
+    o.set_max_open_files(100);
+    o.set_disable_auto_compactions(true);
+    o.enable_statistics();
+    let db = DB::open(&o, dir.path()).unwrap();
+    for t in 0..40u32 {
+        db.put(format!("key{t:03}"), format!("v{t}")).unwrap();
+        db.flush().unwrap();
+    }
+    let opens = || o.get_ticker_count(Ticker::NoFileOpens);
+    let read_all = || {
+        for t in 0..40u32 {
+            assert_eq!(db.get(format!("key{t:03}")).unwrap().unwrap(), format!("v{t}").as_bytes());
+        }
+    };
+    read_all();
+    let before = opens();
+    read_all();
+    assert_eq!(opens(), before, "90 readers fit: none opened again");
+    db.set_db_options(&[("max_open_files", "20")]).unwrap();
+    read_all();
+    let reopened = opens() - before;
+    assert!(reopened >= 30, "10 readers kept: {reopened} tables opened again");
+    db.set_db_options(&[("max_open_files", "-1")]).unwrap();
+    read_all();
+    let before = opens();
+    read_all();
+    assert_eq!(opens(), before, "unbounded: every reader stays open");
+    assert!(util::latest_options_text(dir.path()).contains("  max_open_files=-1\n"));
+}
+
+/// A database on a fault-injecting in-memory file system counting range syncs.
+fn counted_db(fs: &Arc<FaultInjectionFs>) -> DB {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_file_system(fs.clone());
+    o.set_compression_type(DBCompressionType::None);
+    o.set_write_buffer_size(64 << 20);
+    DB::open(&o, "/db").unwrap()
+}
+
+/// About 4 MiB of poorly compressing values.
+fn put_4mib(db: &DB, round: u64) {
+    for i in 0..4096u64 {
+        db.put(format!("key{i:06}"), util::value(i + round, 1024)).unwrap();
+    }
+}
+
+/// `bytes_per_sync` and `strict_bytes_per_sync` set live: the tables written from then on
+/// ask for write-back every that many bytes (RocksDB rebuilds `file_options_for_compaction_`),
+/// strict requests once strict is set; before, none.
+#[test]
+fn bytes_per_sync_set_live_reaches_the_next_tables() {
+    let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+    let db = counted_db(&fs);
+    put_4mib(&db, 0);
+    db.flush().unwrap();
+    assert_eq!(fs.count_of(&[OpKind::RangeSync, OpKind::RangeSyncStrict]), 0, "bytes_per_sync 0 at open");
+    db.set_db_options(&[("bytes_per_sync", "262144")]).unwrap();
+    put_4mib(&db, 1);
+    db.flush().unwrap();
+    // The ~4.2 MB table's first ~3.2 MB (all but the last MiB) in 256 KiB steps.
+    let n = fs.count(OpKind::RangeSync);
+    assert!((10..=14).contains(&n), "expected about 12 range syncs of the table, got {n}");
+    assert_eq!(fs.count(OpKind::RangeSyncStrict), 0);
+    db.set_db_options(&[("strict_bytes_per_sync", "true")]).unwrap();
+    put_4mib(&db, 2);
+    db.flush().unwrap();
+    assert_eq!(fs.count(OpKind::RangeSync), n, "strict: no plain range sync");
+    let strict = fs.count(OpKind::RangeSyncStrict);
+    assert!((10..=14).contains(&strict), "expected about 12 strict range syncs, got {strict}");
+}
+
+/// `wal_bytes_per_sync` set live: as RocksDB's SetDBOptions, the database switches to a new
+/// WAL at once (the memtable holding the old one is flushed), and that WAL asks for
+/// write-back every that many bytes; the old one never did.
+#[test]
+fn wal_bytes_per_sync_set_live_switches_to_a_new_wal() {
+    let fs = Arc::new(FaultInjectionFs::new(Arc::new(MemFileSystem::new())));
+    let db = counted_db(&fs);
+    let wals = || {
+        let mut w: Vec<String> =
+            fs.children(Path::new("/db")).unwrap().into_iter().filter(|n| n.ends_with(".log")).collect();
+        w.sort();
+        w
+    };
+    put_4mib(&db, 0);
+    assert_eq!(fs.count_of(&[OpKind::RangeSync, OpKind::RangeSyncStrict]), 0, "wal_bytes_per_sync 0");
+    let first = wals();
+    db.set_db_options(&[("wal_bytes_per_sync", "262144")]).unwrap();
+    util::wait_for_background(&db);
+    assert_eq!(
+        db.property_int_value("rocksdb.num-files-at-level0").unwrap(),
+        Some(1),
+        "the old WAL's data flushed"
+    );
+    let second = wals();
+    assert!(second.last() > first.last(), "a new WAL: {first:?} then {second:?}");
+    // Counted from here: only the new WAL is written (the memtable holds 64 MiB).
+    let before = fs.count(OpKind::RangeSync);
+    put_4mib(&db, 1);
+    let n = fs.count(OpKind::RangeSync) - before;
+    assert!((10..=14).contains(&n), "expected about 12 range syncs of the new WAL, got {n}");
+    assert_eq!(wals().last(), second.last());
+}
+
+/// What the file system saw: each file's write buffer, and the first block reserved in each
+/// MANIFEST.
+#[derive(Default)]
+struct Seen {
+    buffers: Mutex<Vec<(String, usize)>>,
+    manifest_blocks: Arc<Mutex<Vec<(String, u64)>>>,
+}
+
+/// Records the first `allocate` of a MANIFEST.
+struct FirstAllocate {
+    inner: Box<dyn WritableFile>,
+    name: String,
+    seen: Arc<Mutex<Vec<(String, u64)>>>,
+}
+
+impl WritableFile for FirstAllocate {
+    shale_base::forward_writable!(inner: append, flush, sync, size, range_sync, range_sync_strict, sync_handle);
+    fn allocate(&mut self, offset: u64, len: u64, reserve: bool) -> shale::Result<()> {
+        let mut s = self.seen.lock().unwrap();
+        if !s.iter().any(|(n, _)| *n == self.name) {
+            s.push((self.name.clone(), len));
+        }
+        drop(s);
+        self.inner.allocate(offset, len, reserve)
+    }
+}
+
+impl util::FsHooks for Seen {
+    fn before_buffered(&self, path: &Path, max: usize) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        self.buffers.lock().unwrap().push((name, max));
+    }
+    fn writable(&self, path: &Path, file: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("MANIFEST-") {
+            return file;
+        }
+        Box::new(FirstAllocate { inner: file, name, seen: self.manifest_blocks.clone() })
+    }
+}
+
+/// `writable_file_max_buffer_size` and `manifest_preallocation_size` set live: the files
+/// created from then on (the next table, the next MANIFEST) take them; the OPTIONS file
+/// records them.
+#[test]
+fn buffer_size_and_manifest_preallocation_set_live_reach_the_next_files() {
+    let fs = util::HookedFs::new(Arc::new(MemFileSystem::new()), Seen::default());
+    let mut o = util::create_options();
+    o.set_file_system(fs.clone());
+    let db = DB::open(&o, "/db").unwrap();
+    let table_buffers = || -> Vec<usize> {
+        fs.hooks
+            .buffers
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(n, _)| n.ends_with(".sst"))
+            .map(|(_, m)| *m)
+            .collect()
+    };
+    let manifest_blocks =
+        || -> Vec<u64> { fs.hooks.manifest_blocks.lock().unwrap().iter().map(|(_, b)| *b).collect() };
+    db.put("a", "1").unwrap();
+    db.flush().unwrap();
+    assert_eq!(table_buffers(), vec![1 << 20], "RocksDB's default: 1 MiB");
+    let at_open = manifest_blocks();
+    assert!(
+        !at_open.is_empty() && at_open.iter().all(|b| *b == 4 << 20),
+        "RocksDB's default 4 MiB: {at_open:?}"
+    );
+    db.set_db_options(&[
+        ("writable_file_max_buffer_size", "65536"),
+        ("manifest_preallocation_size", "131072"),
+        // The next change starts a new MANIFEST.
+        ("max_manifest_file_size", "64"),
+        ("max_manifest_space_amp_pct", "0"),
+    ])
+    .unwrap();
+    db.put("b", "2").unwrap();
+    db.flush().unwrap();
+    assert_eq!(table_buffers(), vec![1 << 20, 65536]);
+    let blocks = manifest_blocks();
+    let after = &blocks[at_open.len()..];
+    assert!(!after.is_empty() && after.iter().all(|b| *b == 131072), "{blocks:?}");
+    assert_eq!(db.get("a").unwrap().unwrap(), b"1");
+}
+
+/// Every mutable DB option of RocksDB 11.8.1 that issue 33 listed is accepted and recorded
+/// in the OPTIONS file with the value set (`bytes_per_sync` 0 becomes 1 MiB at any call, as
+/// RocksDB's SetDBOptions); a FIFO family with a ttl refuses a bounded `max_open_files`
+/// as RocksDB's ColumnFamilyData::ValidateOptions does.
+#[test]
+fn the_last_nine_options_reach_the_options_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&util::create_options(), dir.path()).unwrap();
+    db.set_db_options(&[("max_total_wal_size", "1048576")]).unwrap();
+    assert!(util::latest_options_text(dir.path()).contains("  bytes_per_sync=1048576\n"));
+    db.set_db_options(&[
+        ("max_background_jobs", "6"),
+        ("max_background_compactions", "3"),
+        ("max_background_flushes", "2"),
+        ("max_open_files", "500"),
+        ("bytes_per_sync", "65536"),
+        ("wal_bytes_per_sync", "131072"),
+        ("strict_bytes_per_sync", "true"),
+        ("writable_file_max_buffer_size", "32768"),
+        ("manifest_preallocation_size", "8192"),
+    ])
+    .unwrap();
+    let text = util::latest_options_text(dir.path());
+    for line in [
+        "  max_background_jobs=6\n",
+        "  max_background_compactions=3\n",
+        "  max_background_flushes=2\n",
+        "  max_open_files=500\n",
+        "  bytes_per_sync=65536\n",
+        "  wal_bytes_per_sync=131072\n",
+        "  strict_bytes_per_sync=true\n",
+        "  writable_file_max_buffer_size=32768\n",
+        "  manifest_preallocation_size=8192\n",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from {text}");
+    }
+    db.put("k", "v").unwrap();
+    db.flush().unwrap();
+    drop(db);
+    let db = DB::open(&util::create_options(), dir.path()).unwrap();
+    assert_eq!(db.get("k").unwrap().unwrap(), b"v");
+    drop(db);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = util::create_options();
+    o.set_compaction_style(shale::DBCompactionStyle::Fifo);
+    o.set_max_open_files(-1);
+    o.set_ttl(3600);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let e = db.set_db_options(&[("max_open_files", "100")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(util::latest_options_text(dir.path()).contains("  max_open_files=-1\n"));
 }

@@ -87,6 +87,7 @@ mod partitioned_write_rocksdb7;
 mod read_amp_options;
 mod ribbon_filter_write;
 mod seqno_time;
+mod set_db_options;
 mod sst_writer_formats_33;
 mod stats_history;
 mod subcompactions;

@@ -136,6 +136,9 @@ pub trait FsHooks: Send + Sync {
     ) -> Arc<dyn RandomAccessFile> {
         self.random_access(path, file)
     }
+    /// A file about to be opened for writing with a write buffer of `max_buffer_size` bytes
+    /// (`writable_file_max_buffer_size`).
+    fn before_buffered(&self, _path: &Path, _max_buffer_size: usize) {}
     /// A file about to be removed.
     fn before_remove(&self, _path: &Path) {}
     /// The file `old` about to be renamed to `path` and reused for writing.
@@ -159,6 +162,7 @@ impl<H: FsHooks> FileSystem for HookedFs<H> {
         Ok(self.hooks.writable(path, self.base.new_writable_file(path)?))
     }
     fn new_writable_file_with_buffer(&self, path: &Path, max: usize) -> shale::Result<Box<dyn WritableFile>> {
+        self.hooks.before_buffered(path, max);
         Ok(self.hooks.writable(path, self.base.new_writable_file_with_buffer(path, max)?))
     }
     fn new_writable_file_with(
