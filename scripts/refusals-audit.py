@@ -4,7 +4,9 @@
 A refusal site is, in the non-test code of crates/*/src:
   - a call `not_supported(` (Error::not_supported, options_load's not_supported helper),
   - `Error::new(ErrorKind::NotSupported, ...)`,
-  - a refusal recorded for later: `unsupported.push(`, `unsupported_if(`, `ts_unsupported(`.
+  - a refusal recorded for later: `unsupported.push(`, `unsupported_if(`, `ts_unsupported(`,
+  - a message written out with NotSupported's prefix: a string literal starting with
+    `Not implemented: ` (the CLI's ldb and sst_dump failures).
 A site is named by its file, the function it is in, and its message: the first string literal
 of the call (a `format!` string included), or the argument text when the message is a variable.
 Line numbers are left out so that an edit elsewhere in a file does not break the table.
@@ -26,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "refusals.md")
 
 SITE = re.compile(
+    r'"Not implemented: (?!")|'
     r"(?<![A-Za-z0-9_])(?:not_supported|ts_unsupported|unsupported_if|unsupported\.push)\(|"
     r"Error::new\((?:crate::)?(?:error::)?ErrorKind::NotSupported\s*,"
 )
@@ -141,7 +144,10 @@ def sites():
                             break
                     if func in WRAPPERS:
                         continue  # a helper's body; each call of the helper is a site
-                    msg = message(text, m.end())
+                    if m.group(0).startswith('"'):
+                        msg = read_literal(text, m.start())
+                    else:
+                        msg = message(text, m.end())
                     found.append((rel, func, msg, line_no + 1))
     return found
 
