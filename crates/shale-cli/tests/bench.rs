@@ -399,7 +399,11 @@ fn universal_flags_reach_the_options_as_db_bench_sets_them() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("max_read_amp"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("max_read_amp"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let o = shale().args(["bench", "--num=10", "--universal_stop_style=2"]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("universal_stop_style"));

@@ -188,11 +188,21 @@ fn worker_compacts_a_subcompaction_range() {
         input.has_end = end.is_some();
         input.end = end.unwrap_or("").as_bytes().to_vec();
         std::fs::write(dir.join(&job).join("input.bin"), input.encode()).unwrap();
-        let o = run_in(dir, &shale(), &["ldb"], &["--db=db", "remote_compaction_worker", &format!("--job_dir={job}")]);
+        let o = run_in(
+            dir,
+            &shale(),
+            &["ldb"],
+            &["--db=db", "remote_compaction_worker", &format!("--job_dir={job}")],
+        );
         ok(&o, &format!("remote_compaction_worker {begin:?}..{end:?}"));
-        let r = CompactionServiceResult::decode(&std::fs::read(dir.join(&job).join("result.bin")).unwrap()).unwrap();
+        let r = CompactionServiceResult::decode(&std::fs::read(dir.join(&job).join("result.bin")).unwrap())
+            .unwrap();
         assert_eq!(r.status.code, 0, "{:?}", r.status);
-        assert_eq!(output_keys(dir, &job, &r), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{begin:?}..{end:?}");
+        assert_eq!(
+            output_keys(dir, &job, &r),
+            want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "{begin:?}..{end:?}"
+        );
         let records: u64 = r.output_files.iter().map(|f| f.table_property_u64("num_entries")).sum();
         assert_eq!(r.output_level_stats.get("num_output_records"), records);
     }

@@ -693,7 +693,10 @@ mod tests {
         for v in ["1", "3", "x"] {
             let e = parse_meta(&v2.replacen("2", v, 1), "x").expect_err(v);
             assert_eq!(e.kind(), crate::ErrorKind::NotSupported, "{e}");
-            assert_eq!(e.to_string(), format!("Not implemented: Unsupported/unrecognized schema version: {v}"));
+            assert_eq!(
+                e.to_string(),
+                format!("Not implemented: Unsupported/unrecognized schema version: {v}")
+            );
         }
         for bad in [
             "",

@@ -119,7 +119,11 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     u.push(format!("max_read_amp={}", a.universal_max_read_amp));
     u.push(format!("allow_trivial_move={}", a.universal_allow_trivial_move));
     u.push(format!("incremental={}", a.universal_incremental));
-    let stop = if a.universal_stop_style == 0 { "kCompactionStopStyleSimilarSize" } else { "kCompactionStopStyleTotalSize" };
+    let stop = if a.universal_stop_style == 0 {
+        "kCompactionStopStyleSimilarSize"
+    } else {
+        "kCompactionStopStyleTotalSize"
+    };
     u.push(format!("stop_style={stop}"));
     u.push(format!("reduce_file_locking={}", a.universal_reduce_file_locking));
     let mut o = o

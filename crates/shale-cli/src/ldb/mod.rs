@@ -141,7 +141,6 @@ const COMMON_OPTIONS: &[&str] = &[
 /// create_column_family and drop_column_family (whose constructors list `--db` only).
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
-
 pub const HELP: &str = "ldb - RocksDB Tool
 
 commands MUST specify --db=<full_path_to_db_directory> when necessary

@@ -137,7 +137,9 @@ fn dump_wal_file_with(
             let (seq, count) = (batch.sequence(), u64::from(batch.count()));
             let follows = prev.is_none_or(|(ps, pc)| ps.wrapping_add(pc) == seq);
             if let (false, Some((ps, pc))) = (follows, **prev) {
-                row.extend(format!("Prev batch sequence number: {ps}, prev batch count: {pc}, ").into_bytes());
+                row.extend(
+                    format!("Prev batch sequence number: {ps}, prev batch count: {pc}, ").into_bytes(),
+                );
             }
             **prev = Some((seq, count));
             if follows {

@@ -152,7 +152,8 @@ impl super::DbInner {
             b.resize(stem.len() + ts_sz, 0xff);
             Ok(Some(b))
         };
-        let range = (bound(input.has_begin, &input.begin, "begin")?, bound(input.has_end, &input.end, "end")?);
+        let range =
+            (bound(input.has_begin, &input.begin, "begin")?, bound(input.has_end, &input.end, "end")?);
         let (iter, tombstones) = inner.compaction_input(&cf, &plan)?;
         let epoch = plan.all_inputs().map(|(_, f)| f.epoch_number).filter(|e| *e > 0).min().unwrap_or(0);
         // The compaction's own table options (`compact.rs`), as RocksDB's worker runs the

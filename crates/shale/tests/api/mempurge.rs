@@ -176,6 +176,10 @@ fn entities_are_purged_in_memory() {
     let db = DB::open(&opts, &dir).unwrap();
     let cf = db.cf_handle("default").unwrap();
     for k in 0..8u32 {
-        assert_eq!(db.get_entity_cf_opt(cf, format!("e{k}"), &ro).unwrap(), Some(want(k, 1499)), "e{k} after reopen");
+        assert_eq!(
+            db.get_entity_cf_opt(cf, format!("e{k}"), &ro).unwrap(),
+            Some(want(k, 1499)),
+            "e{k} after reopen"
+        );
     }
 }

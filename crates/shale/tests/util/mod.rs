@@ -75,7 +75,9 @@ pub fn wait_until(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
 /// waited for.
 pub fn wait_for_background(db: &DB) {
     db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
-    let auto_off = latest_options_text(db.path()).contains("disable_auto_compactions=true");
+    // The newest OPTIONS file says (a database written without one is taken as on).
+    let has_options = files_ending(db.path(), "").iter().any(|n| n.starts_with("OPTIONS-"));
+    let auto_off = has_options && latest_options_text(db.path()).contains("disable_auto_compactions=true");
     wait_until(180, "background work to finish", || {
         int_prop(db, "rocksdb.num-immutable-mem-table") == 0
             && (auto_off || int_prop(db, "rocksdb.compaction-pending") == 0)
