@@ -338,3 +338,73 @@ fn waitforcompaction_leaves_no_compaction_due() {
         .sum();
     assert!(deeper > 0, "the flushed files were compacted down: {stats}");
 }
+
+/// The `compaction_options_universal` line of the newest OPTIONS file a run wrote.
+fn universal_options(db: &std::path::Path) -> String {
+    let mut names: Vec<(u64, String)> = std::fs::read_dir(db)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            Some((name.strip_prefix("OPTIONS-")?.parse().ok()?, name))
+        })
+        .collect();
+    names.sort();
+    let text = std::fs::read_to_string(db.join(&names.last().expect("an OPTIONS file").1)).unwrap();
+    let line = text.lines().find(|l| l.trim_start().starts_with("compaction_options_universal="));
+    line.expect("compaction_options_universal").trim().to_string()
+}
+
+/// db_bench 11.8.1's `--universal_*` flags, with db_bench's defaults. The expected lines are
+/// what db_bench 11.8.1 itself wrote to its OPTIONS file for the same flags (run by hand:
+/// `db_bench --benchmarks=fillseq --num=100 --compaction_style=1 --universal_size_ratio=7 ...`).
+#[test]
+fn universal_flags_reach_the_options_as_db_bench_sets_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    run(&["--num=100", "--benchmarks=fillseq", &format!("--db={}", plain.display())]);
+    assert_eq!(
+        universal_options(&plain),
+        "compaction_options_universal={reduce_file_locking=true;incremental=false;compression_size_percent=-1;\
+         allow_trivial_move=false;max_size_amplification_percent=200;max_merge_width=4294967295;\
+         stop_style=kCompactionStopStyleTotalSize;min_merge_width=2;max_read_amp=-1;size_ratio=1;}"
+    );
+    let univ = dir.path().join("univ");
+    let (stdout, _) = run(&[
+        "--num=100",
+        "--benchmarks=fillseq",
+        "--compaction_style=1",
+        "--universal_size_ratio=7",
+        "--universal_min_merge_width=3",
+        "--universal_max_merge_width=9",
+        "--universal_max_size_amplification_percent=150",
+        "--universal_compression_size_percent=80",
+        "--universal_max_read_amp=8",
+        "--universal_allow_trivial_move=true",
+        "--universal_incremental=true",
+        "--universal_stop_style=0",
+        "--universal_reduce_file_locking=false",
+        &format!("--db={}", univ.display()),
+    ]);
+    assert_eq!(results(&stdout).len(), 1, "{stdout}");
+    assert_eq!(
+        universal_options(&univ),
+        "compaction_options_universal={reduce_file_locking=false;incremental=true;compression_size_percent=80;\
+         allow_trivial_move=true;max_size_amplification_percent=150;max_merge_width=9;\
+         stop_style=kCompactionStopStyleSimilarSize;min_merge_width=3;max_read_amp=8;size_ratio=7;}"
+    );
+    // RocksDB's own refusal at open: a read-amplification limit below the level-0 trigger.
+    let o = shale()
+        .args(["bench", "--num=10", "--compaction_style=1", "--universal_max_read_amp=2"])
+        .arg(format!("--db={}", dir.path().join("amp").display()))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("max_read_amp"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = shale().args(["bench", "--num=10", "--universal_stop_style=2"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("universal_stop_style"));
+}

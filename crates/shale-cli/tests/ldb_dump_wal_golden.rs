@@ -82,3 +82,39 @@ fn dump_wal_errors_match_ldb() {
         check("ldb", SHALE_DB, d.path(), &oracles, &case, &exact, Some(&mut rec));
     }
 }
+
+/// `--only_print_seqno_gaps`: only the batches whose sequence number does not follow the
+/// previous batch's (its sequence plus its count), each after the previous batch's numbers,
+/// as RocksDB 11.8.1's ldb prints them (compared with its ldb when it runs here). The WAL is
+/// written directly: a database's own WAL has no gap.
+#[test]
+fn dump_wal_only_print_seqno_gaps_matches_ldb() {
+    let oracles = oracles();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("db")).unwrap();
+    let path = d.path().join("db/000005.log");
+    let fs = shale_format::fs::default_fs();
+    let mut w = shale_format::wal::LogWriter::new(fs.new_writable_file(&path).unwrap(), 5);
+    // (sequence, keys): 1+2 = 3 follows, 10 does not, 11 follows, 20 does not.
+    for (seq, keys) in [(1u64, &["a", "b"][..]), (3, &["c"]), (10, &["d"]), (11, &["e", "f"]), (20, &["g"])] {
+        let mut b = shale_engine::batch::Batch::new();
+        for k in keys {
+            b.put(k, "v");
+        }
+        b.set_sequence(seq);
+        w.add_record(b.data()).unwrap();
+    }
+    w.sync().unwrap();
+    drop(w);
+    let args = ["dump_wal", "--walfile=db/000005.log", "--only_print_seqno_gaps", "--header"];
+    let o = run_in(d.path(), &shale(), &["ldb"], &args);
+    ok(&o, "dump_wal --only_print_seqno_gaps");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Sequence,Count,ByteSize,Physical Offset,Key(s)", "{text}");
+    assert!(lines[1].starts_with("Prev batch sequence number: 3, prev batch count: 1, 10,1,"), "{text}");
+    assert!(lines[1].contains("PUT(0) : 0x64 "), "{text}");
+    assert!(lines[2].starts_with("Prev batch sequence number: 11, prev batch count: 2, 20,1,"), "{text}");
+    assert!(!text.contains("0x61") && !text.contains("0x65"), "batches that follow are not printed: {text}");
+    check("ldb", SHALE_DB, d.path(), &oracles, &only11(&args), &exact, None);
+}

@@ -100,9 +100,6 @@ pub struct Batch {
     rep: Vec<u8>,
     /// Whether a Merge record is present; None when unknown (a batch from `from_data`).
     has_merge: Option<bool>,
-    /// A record Shale cannot write yet was added (e.g. a timestamped put): writing the
-    /// batch fails with NotSupported naming it.
-    pub unsupported: Option<&'static str>,
     /// RocksDB's WAL termination point: the WAL gets only the bytes before it (with the
     /// count then), the memtables the whole batch (a two-phase commit).
     pub wal_end: Option<(usize, u32)>,
@@ -195,20 +192,20 @@ impl Batch {
     pub fn new() -> Self {
         let mut rep = fresh_rep(HEADER_SIZE);
         rep.resize(HEADER_SIZE, 0);
-        Batch { rep, has_merge: Some(false), unsupported: None, wal_end: None, ts_writes: Vec::new() }
+        Batch { rep, has_merge: Some(false), wal_end: None, ts_writes: Vec::new() }
     }
 
     /// An empty batch with room for `capacity_bytes` bytes of records.
     pub fn with_capacity_bytes(capacity_bytes: usize) -> Self {
         let mut rep = fresh_rep(capacity_bytes.max(HEADER_SIZE));
         rep.resize(HEADER_SIZE, 0);
-        Batch { rep, has_merge: Some(false), unsupported: None, wal_end: None, ts_writes: Vec::new() }
+        Batch { rep, has_merge: Some(false), wal_end: None, ts_writes: Vec::new() }
     }
 
     /// A batch over bytes from [`data`](Self::data) or a WAL record. Nothing is checked
     /// here; a malformed batch fails when it is iterated or applied.
     pub fn from_data(data: &[u8]) -> Self {
-        Batch { rep: data.to_vec(), has_merge: None, unsupported: None, wal_end: None, ts_writes: Vec::new() }
+        Batch { rep: data.to_vec(), has_merge: None, wal_end: None, ts_writes: Vec::new() }
     }
 
     /// The number of counted records (the header's count).
@@ -512,7 +509,6 @@ impl Batch {
     /// as they are (RocksDB's DBWithTTL write path, `db/ttl.rs`).
     pub fn with_value_suffix(&self, suffix: &[u8]) -> Result<Self> {
         let mut out = Self::new();
-        out.unsupported = self.unsupported;
         out.has_merge = self.has_merge;
         out.ts_writes = self.ts_writes.clone();
         let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);
@@ -560,7 +556,6 @@ impl Batch {
     /// sequence is set later.
     pub fn with_blob_indexes(&self, f: &mut BlobValueFn<'_>) -> Result<Option<Self>> {
         let mut out = Self::new();
-        out.unsupported = self.unsupported;
         out.has_merge = self.has_merge;
         out.ts_writes = self.ts_writes.clone();
         let body = self.rep.get(HEADER_SIZE..).unwrap_or(&[]);

@@ -119,11 +119,13 @@ fn parse_meta(text: &str, what: &str) -> Result<BackupMeta> {
     let mut lines = text.lines().peekable();
     let mut schema = 1;
     if let Some(l) = lines.peek() {
+        // RocksDB 11.8.1's `BackupMeta::LoadFromFile`: the line names major version 2
+        // ("2" or "2.<minor>"); any other is refused (schema 1 has no such line).
         if let Some(v) = l.strip_prefix("schema_version ") {
-            schema = v.trim().parse::<u32>().map_err(|_| bad("schema version"))?;
-            if schema > 2 {
-                return Err(Error::not_supported(format!("backup meta schema version {schema} ({what})")));
+            if !(v == "2" || v.starts_with("2.")) {
+                return Err(Error::not_supported(format!("Unsupported/unrecognized schema version: {v}")));
             }
+            schema = 2;
             lines.next();
         }
     }
@@ -684,6 +686,18 @@ mod tests {
         let v2 = "schema_version 2\n1\n2\n1\nprivate/1/CURRENT crc32 99 size 16 temp 0\nfooter 1\n";
         let p = parse_meta(v2, "x").expect("v2");
         assert_eq!((p.files[0].crc32c, p.files[0].size), (99, 16));
+        // A minor version of 2 reads as 2; another major version (1 included, which RocksDB
+        // writes without the line) is refused as RocksDB's LoadFromFile refuses it.
+        let v21 = v2.replacen("schema_version 2", "schema_version 2.1", 1);
+        assert_eq!(parse_meta(&v21, "x").expect("v2.1").files[0].size, 16);
+        for v in ["1", "3", "x"] {
+            let e = parse_meta(&v2.replacen("2", v, 1), "x").expect_err(v);
+            assert_eq!(e.kind(), crate::ErrorKind::NotSupported, "{e}");
+            assert_eq!(
+                e.to_string(),
+                format!("Not implemented: Unsupported/unrecognized schema version: {v}")
+            );
+        }
         for bad in [
             "",
             "x\n1\n0\n",

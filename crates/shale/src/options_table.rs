@@ -672,11 +672,13 @@ pub(crate) static ROWS: &[OptionRow] = &[
             let zstd = o.wal_compression == crate::table::compression::CompressionType::Zstd;
             (if zstd { "kZSTD" } else { "kNoCompression" }).to_string()
         }),
-        Some(|o, _, v| {
-            match v {
-                "kNoCompression" => o.set_wal_compression_type(DBCompressionType::None),
-                "kZSTD" => o.set_wal_compression_type(DBCompressionType::Zstd),
-                _ => return Ok(false),
+        Some(|o, n, v| {
+            // RocksDB parses any compression type and its SanitizeOptions turns one without
+            // a streaming compressor (every one but ZSTD) into none ("wal_compression is
+            // disabled since only zstd is supported").
+            match compression(n, v)? {
+                DBCompressionType::Zstd => o.set_wal_compression_type(DBCompressionType::Zstd),
+                _ => o.set_wal_compression_type(DBCompressionType::None),
             }
             Ok(true)
         }),

@@ -222,6 +222,39 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub fifo_compaction_allow_compaction: bool,
+    /// Universal: percentage flexibility while comparing file sizes (0: RocksDB's default).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub universal_size_ratio: i32,
+    /// Universal: the fewest files in one compaction run (0: RocksDB's default).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub universal_min_merge_width: i32,
+    /// Universal: the most files in one compaction run (0: RocksDB's default).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub universal_max_merge_width: i32,
+    /// Universal: the largest size amplification (0: RocksDB's default).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub universal_max_size_amplification_percent: i32,
+    /// Universal: the percentage of the data to compress (-1: all; RocksDB's default).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub universal_compression_size_percent: i32,
+    /// Universal: the limit on the number of sorted runs (-1: none).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub universal_max_read_amp: i32,
+    /// Universal: disjoint inputs may move unchanged.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub universal_allow_trivial_move: bool,
+    /// Universal: incremental size-amplification compactions.
+    #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub universal_incremental: bool,
+    /// Universal: the stop style (0 similar size, 1 total size; RocksDB's default 1).
+    #[arg(long, default_value_t = 1)]
+    pub universal_stop_style: i32,
+    /// Universal: a compaction handed to the BOTTOM pool holds its files only once it runs.
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub universal_reduce_file_locking: bool,
     /// [Integrated BlobDB] Flushes and compactions write values of at least
     /// `--min_blob_size` bytes to blob files.
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
@@ -465,6 +498,10 @@ impl BenchArgs {
         }
         if !(0..=2).contains(&self.compaction_style) {
             return Err("--compaction_style must be 0 (level), 1 (universal) or 2 (FIFO)".into());
+        }
+        if !(0..=1).contains(&self.universal_stop_style) {
+            // RocksDB's CompactionStopStyle has these two values only.
+            return Err("--universal_stop_style must be 0 (similar size) or 1 (total size)".into());
         }
         crate::bench::db::compression_from_name(&self.compression_type)?;
         crate::bench::db::compression_from_name(&self.blob_compression_type)?;

@@ -99,6 +99,36 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         }
         _ => o.set_compaction_style(shale::DBCompactionStyle::Level),
     }
+    // db_bench's universal flags, set whatever the style (its InitializeOptionsFromFlags):
+    // the first five only when given another value than their flag's default, the others
+    // always. RocksDB's fields are unsigned: a negative value wraps as db_bench's cast does.
+    let mut u = Vec::new();
+    for (name, v) in [
+        ("size_ratio", a.universal_size_ratio),
+        ("min_merge_width", a.universal_min_merge_width),
+        ("max_merge_width", a.universal_max_merge_width),
+        ("max_size_amplification_percent", a.universal_max_size_amplification_percent),
+    ] {
+        if v != 0 {
+            u.push(format!("{name}={}", v as u32));
+        }
+    }
+    if a.universal_compression_size_percent != -1 {
+        u.push(format!("compression_size_percent={}", a.universal_compression_size_percent));
+    }
+    u.push(format!("max_read_amp={}", a.universal_max_read_amp));
+    u.push(format!("allow_trivial_move={}", a.universal_allow_trivial_move));
+    u.push(format!("incremental={}", a.universal_incremental));
+    let stop = if a.universal_stop_style == 0 {
+        "kCompactionStopStyleSimilarSize"
+    } else {
+        "kCompactionStopStyleTotalSize"
+    };
+    u.push(format!("stop_style={stop}"));
+    u.push(format!("reduce_file_locking={}", a.universal_reduce_file_locking));
+    let mut o = o
+        .get_options_from_string(format!("compaction_options_universal={{{}}}", u.join(";")))
+        .map_err(|e| format!("universal compaction flags: {e}"))?;
     // Integrated BlobDB, as db_bench's InitializeOptionsFromFlags sets it.
     o.set_enable_blob_files(a.enable_blob_files);
     o.set_min_blob_size(a.min_blob_size);

@@ -141,10 +141,6 @@ const COMMON_OPTIONS: &[&str] = &[
 /// create_column_family and drop_column_family (whose constructors list `--db` only).
 const BUILD_OPTIONS: &[&str] = &["auto_compaction"];
 
-/// Commands whose feature belongs to another part of Shale not built yet (none now: the last,
-/// remote_compaction_primary and remote_compaction_worker, are in `remote.rs`).
-const NOT_SUPPORTED: &[(&str, &str)] = &[];
-
 pub const HELP: &str = "ldb - RocksDB Tool
 
 commands MUST specify --db=<full_path_to_db_directory> when necessary
@@ -265,12 +261,6 @@ fn dispatch(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     }
     if p.cmd.is_empty() {
         return Err(Failure::usage("Command not specified!".to_string()));
-    }
-    if let Some((_, what)) = NOT_SUPPORTED.iter().find(|(c, _)| *c == p.cmd) {
-        return Err(Failure::new(format!(
-            "Not implemented: {} is not supported by Shale yet: {what}",
-            p.cmd
-        )));
     }
     match p.cmd.as_str() {
         "get" => db_cmds::get(p, out),

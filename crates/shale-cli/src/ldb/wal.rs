@@ -24,9 +24,9 @@ pub fn dump_wal(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let Some(file) = p.opt("walfile") else {
         return Err(Failure::new("Argument walfile must be specified."));
     };
-    if p.flag("only_print_seqno_gaps") {
-        return Err(Failure::new("Not implemented: dump_wal --only_print_seqno_gaps"));
-    }
+    // ldb's --only_print_seqno_gaps: only the batches whose sequence number does not follow
+    // the previous batch's (its sequence plus its count), across the files dumped.
+    let mut gaps: Option<Option<(u64, u64)>> = p.flag("only_print_seqno_gaps").then_some(None);
     let header = p.flag("header");
     // ldb reads --header and --print_value as flags: `--print_value=true` does not print them.
     let values = p.flags.iter().any(|f| f == "print_value");
@@ -47,7 +47,7 @@ pub fn dump_wal(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if file.len() <= 4 || !file.ends_with(".log") {
             return Err(Failure::new(format!("{file}: Invalid log file name")));
         }
-        return dump_wal_file_known(file, header, values, &known, out);
+        return dump_wal_file_with(file, header, values, Some(&known), gaps.as_mut(), out);
     }
     let mut wals: Vec<(u64, String)> = Vec::new();
     for e in std::fs::read_dir(file).map_err(Failure::io)? {
@@ -64,7 +64,7 @@ pub fn dump_wal(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     for (_, name) in wals {
         let path = format!("{file}{sep}{name}");
         out.write_all(format!("Checking wal file: {path}\n").as_bytes()).map_err(Failure::io)?;
-        dump_wal_file_known(&path, header, values, &known, out)?;
+        dump_wal_file_with(&path, header, values, Some(&known), gaps.as_mut(), out)?;
     }
     Ok(())
 }
@@ -75,27 +75,27 @@ pub fn dump_wal_path(file: &str, out: &mut Out<'_>) -> Res<()> {
     if std::fs::metadata(file).is_err() {
         return Err(Failure::new(format!("{file}: No such file or directory")));
     }
-    dump_wal_file_known(file, true, true, &[], out)
+    dump_wal_file_with(file, true, true, Some(&[]), None, out)
 }
 
 /// Dumps one WAL file as dump_live_files does (the database is open: every family known).
 pub fn dump_wal_file(file: &str, header: bool, values: bool, out: &mut Out<'_>) -> Res<()> {
-    dump_wal_file_with(file, header, values, None, out)
-}
-
-fn dump_wal_file_known(file: &str, header: bool, values: bool, known: &[u32], out: &mut Out<'_>) -> Res<()> {
-    dump_wal_file_with(file, header, values, Some(known), out)
+    dump_wal_file_with(file, header, values, None, None, out)
 }
 
 /// Dumps one WAL file; corrupt records are reported on stderr and skipped, as ldb's
 /// StdErrReporter does. With `known` (the families ldb has comparators for), the families
 /// met in the file but not known are named on a last line, as RocksDB 11 does; ldb keeps
 /// them in an `unordered_set`, whose order (libstdc++: newest first) is followed here.
+/// With `gaps` (`--only_print_seqno_gaps`, holding the previous batch's sequence number and
+/// count) a batch that follows the previous one is skipped, and one that does not is
+/// printed after the previous batch's numbers, as ldb's DumpWalFile does.
 fn dump_wal_file_with(
     file: &str,
     header: bool,
     values: bool,
     known: Option<&[u32]>,
+    mut gaps: Option<&mut Option<(u64, u64)>>,
     out: &mut Out<'_>,
 ) -> Res<()> {
     let mut encountered: Vec<u32> = Vec::new();
@@ -132,6 +132,20 @@ fn dump_wal_file_with(
             continue;
         }
         let batch = WriteBatch::from_data(&rec);
+        let mut row = Vec::new();
+        if let Some(prev) = gaps.as_mut() {
+            let (seq, count) = (batch.sequence(), u64::from(batch.count()));
+            let follows = prev.is_none_or(|(ps, pc)| ps.wrapping_add(pc) == seq);
+            if let (false, Some((ps, pc))) = (follows, **prev) {
+                row.extend(
+                    format!("Prev batch sequence number: {ps}, prev batch count: {pc}, ").into_bytes(),
+                );
+            }
+            **prev = Some((seq, count));
+            if follows {
+                continue;
+            }
+        }
         let mut in_batch: Vec<u32> = Vec::new();
         let _ = batch.for_each(&mut |e| {
             if !in_batch.contains(&e.cf_id) {
@@ -144,9 +158,10 @@ fn dump_wal_file_with(
                 encountered.push(id);
             }
         }
-        let mut row =
+        row.extend(
             format!("{},{},{},{},", batch.sequence(), batch.count(), rec.len(), reader.last_record_offset())
-                .into_bytes();
+                .into_bytes(),
+        );
         let r = batch.for_each(&mut |e| {
             let kind = match e.value_type {
                 ValueType::Value => "PUT",

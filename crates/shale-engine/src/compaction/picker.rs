@@ -431,6 +431,13 @@ pub fn pick(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPl
     if opts.disable_auto_compactions {
         return None;
     }
+    pick_due(v, opts, busy)
+}
+
+/// The compaction due on `v` whether or not automatic compactions are on (RocksDB's
+/// `CompactionPicker::NeedsCompaction`, which `rocksdb.compaction-pending` answers from and
+/// which does not look at `disable_auto_compactions`).
+pub fn pick_due(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<CompactionPlan> {
     let busy = Busy { opts: Some(opts), ..busy };
     match opts.style {
         CompactionStyle::Fifo => return super::fifo::pick_fifo(v, opts, busy, unix_now()),

@@ -756,6 +756,11 @@ impl DbInner {
         change_level: Option<i32>,
         exclusive: bool,
     ) -> Result<()> {
+        // RocksDB's CompactRange: refused at once while a level refit has manual
+        // compactions disabled.
+        if self.lock_state().jobs.manual_paused > 0 {
+            return Err(manual_compaction_paused());
+        }
         if change_level.is_some() && cf.config().style == CompactionStyle::Fifo {
             return Err(Error::not_supported("FIFO compaction does not support change_level."));
         }
@@ -869,21 +874,33 @@ impl DbInner {
             }
             Ok(Some(level))
         })();
-        // RocksDB runs ReFitLevel with background work paused (`PauseBackgroundWork`: no
+        // RocksDB runs ReFitLevel with manual compactions disabled (`DisableManualCompaction`:
+        // the others registered or starting meanwhile fail with Incomplete, and it waits
+        // until none is registered) and background work paused (`PauseBackgroundWork`: no
         // compaction starts, and it waits for every running one to end).
         let r = match (r, change_level) {
             (Ok(Some(level)), Some(target)) => {
                 self.info_log
                     .buffer_line(format_args!("[RefitLevel] waiting for background threads to stop"));
-                st.jobs.compactions_paused += 1;
+                st.jobs.manual_paused += 1;
+                self.done_cv.notify_all();
                 let r = (|| {
-                    while st.jobs.running_compactions > 0 {
+                    while st.jobs.has_pending_manual() {
                         self.manual_wait_check(&st)?;
                         self.done_cv.wait_for(&mut st, std::time::Duration::from_secs(1));
                     }
-                    self.refit_level(&mut st, cf, level, target)
+                    st.jobs.compactions_paused += 1;
+                    let r = (|| {
+                        while st.jobs.running_compactions > 0 {
+                            self.manual_wait_check(&st)?;
+                            self.done_cv.wait_for(&mut st, std::time::Duration::from_secs(1));
+                        }
+                        self.refit_level(&mut st, cf, level, target)
+                    })();
+                    st.jobs.compactions_paused -= 1;
+                    r
                 })();
-                st.jobs.compactions_paused -= 1;
+                st.jobs.manual_paused -= 1;
                 r
             }
             (r, _) => r.map(|_| ()),
@@ -941,6 +958,9 @@ impl DbInner {
         if exclusive {
             while st.jobs.running_compactions > 0 {
                 self.manual_wait_check(st)?;
+                if st.jobs.manual_paused > 0 {
+                    return Err(manual_compaction_paused());
+                }
                 self.info_log.buffer_line(format_args!(
                     "[{}] Manual compaction waiting for all other scheduled background compactions to finish",
                     cf.name
@@ -951,6 +971,11 @@ impl DbInner {
         self.info_log.buffer_line(format_args!("[{}] Manual compaction starting", cf.name));
         loop {
             self.manual_wait_check(st)?;
+            // A level refit disabled manual compactions (RocksDB's `manual_compaction_paused_`
+            // seen by `RunManualCompaction`).
+            if st.jobs.manual_paused > 0 {
+                return Err(manual_compaction_paused());
+            }
             // An exclusive step registered before this one, or (exclusive) any compaction
             // running; a refit's pause.
             if !st.jobs.shouldnt_run_manual(token) && st.jobs.compactions_paused == 0 {
@@ -966,6 +991,12 @@ impl DbInner {
             self.done_cv.wait_for(st, wait);
         }
     }
+}
+
+/// RocksDB's `Status::Incomplete(kManualCompactionPaused)`, what a manual compaction answers
+/// while manual compactions are disabled.
+fn manual_compaction_paused() -> Error {
+    Error::new(crate::ErrorKind::Incomplete, "Manual compaction paused")
 }
 
 /// RocksDB's `manual_conflict` of `PickCompactionForCompactRange`: a manual compaction

@@ -22,8 +22,11 @@
 //! snapshot stripe the newest entry, merge operands combined (onto a Put or deletion of
 //! their stripe into one Put, else by the partial merge), entries a newer range tombstone of
 //! their stripe covers dropped; deletions (older data may be in tables) and range
-//! tombstones kept. A memtable holding an entry of another kind (blob index, wide columns)
-//! is not purged, nor one whose merge fails (the ordinary flush then reports it).
+//! tombstones kept. Wide-column entities are kept as they are, as RocksDB's MemPurge copies
+//! every entry its CompactionIterator emits into the new memtable. A memtable holding a blob
+//! index is not purged (only blob direct write puts one in a memtable, and RocksDB refuses
+//! it with MemPurge at open: "Blob direct write does not support MemPurge."), nor one whose
+//! merge fails (the ordinary flush then reports it).
 
 use std::sync::Arc;
 
@@ -85,6 +88,7 @@ pub fn mempurge(
                 0x1 => ValueType::Value,
                 0x2 => ValueType::Merge,
                 0x7 => ValueType::SingleDeletion,
+                0x16 => ValueType::WideColumnEntity,
                 _ => {
                     other_kind = true;
                     return Ok(());

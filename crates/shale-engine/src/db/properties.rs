@@ -78,8 +78,10 @@ impl DbInner {
         Some(match prop {
             "num-immutable-mem-table" => c.imm.len() as u64,
             "mem-table-flush-pending" => u64::from(!c.imm.is_empty()),
+            // RocksDB's `HandleCompactionPending` (`NeedsCompaction`): due or not whatever
+            // `disable_auto_compactions` says.
             "compaction-pending" => {
-                u64::from(crate::compaction::picker::pick(v, cf.config(), busy).is_some())
+                u64::from(crate::compaction::picker::pick_due(v, cf.config(), busy).is_some())
             }
             "background-errors" => st.errors.bg_error_count,
             "cur-size-active-mem-table" => c.mem.approximate_memory_usage() as u64,

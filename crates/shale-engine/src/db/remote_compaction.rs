@@ -19,8 +19,10 @@
 //! renames them); the snapshots are the primary's. Each output carries the smallest epoch
 //! number of the inputs (RocksDB's `MinInputFileEpochNumber`), the table's properties, and
 //! unique id 0:0 ("unknown": Shale does not compute SST unique ids, so the primary checks
-//! none). Not supported: a subcompaction's key range (`has_begin` / `has_end`), which
-//! RocksDB's primary sends only with `max_subcompactions` > 1.
+//! none). A subcompaction's key range (`has_begin` / `has_end`, which RocksDB's primary
+//! sends with `max_subcompactions` > 1) bounds the job as RocksDB's
+//! `CompactionServiceCompactionJob::Prepare` bounds its one subcompaction: the input is read
+//! from `begin` (inclusive) to `end` (exclusive), both user keys.
 //!
 //! Per-key placement (`preclude_last_level_data_seconds`, `compaction/proximal.rs`) goes
 //! remote too, as in RocksDB 11.8.1 (`compaction_service_job.cc`): the worker decides the
@@ -53,11 +55,6 @@ impl super::DbInner {
         input: &CompactionServiceInput,
         output_dir: &Path,
     ) -> Result<CompactionServiceResult> {
-        if input.has_begin || input.has_end {
-            return Err(Error::not_supported(
-                "remote compaction of a subcompaction's key range (has_begin / has_end in the input)",
-            ));
-        }
         let started = std::time::Instant::now();
         let inner = self;
         let (cf, plan, proximal) = {
@@ -138,6 +135,25 @@ impl super::DbInner {
             (cfs.handle.clone(), plan, proximal)
         };
 
+        // The subcompaction's bounds (RocksDB's `InitializeReadOptionsAndBoundaries`): with
+        // user-defined timestamps each bound's timestamp becomes the largest one, so the
+        // range holds every version of `begin`'s key and none of `end`'s.
+        let ts_sz = cf.icmp.user_comparator().timestamp_size();
+        let bound = |has: bool, k: &[u8], what: &str| -> Result<Option<Vec<u8>>> {
+            if !has {
+                return Ok(None);
+            }
+            let stem = k.len().checked_sub(ts_sz).map(|n| &k[..n]).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "remote compaction: {what} key shorter than the {ts_sz}-byte timestamp"
+                ))
+            })?;
+            let mut b = stem.to_vec();
+            b.resize(stem.len() + ts_sz, 0xff);
+            Ok(Some(b))
+        };
+        let range =
+            (bound(input.has_begin, &input.begin, "begin")?, bound(input.has_end, &input.end, "end")?);
         let (iter, tombstones) = inner.compaction_input(&cf, &plan)?;
         let epoch = plan.all_inputs().map(|(_, f)| f.epoch_number).filter(|e| *e > 0).min().unwrap_or(0);
         // The compaction's own table options (`compact.rs`), as RocksDB's worker runs the
@@ -183,8 +199,9 @@ impl super::DbInner {
             blob_readahead: 0,
             cancel: None,
             statistics: None,
-            // The whole job: a subcompaction's key range is refused above.
-            range: (None, None),
+            // RocksDB's `CompactionServiceCompactionJob::Prepare`: the one subcompaction
+            // spans the input's range (the whole job without one).
+            range,
             output_hash: super::verify_output::wants_hash(cf.config()),
             partitioner: cf.config().sst_partitioner.as_ref().filter(|_| plan.output_level != 0),
             grandparents: &[],

@@ -68,6 +68,10 @@ pub struct JobQueues {
     /// Background compactions paused (RocksDB's `bg_compaction_paused_`, raised by a level
     /// refit's `PauseBackgroundWork`): no automatic or manual compaction starts.
     pub compactions_paused: usize,
+    /// Manual compactions disabled (RocksDB's `manual_compaction_paused_`, raised by a level
+    /// refit's `DisableManualCompaction`): a manual compaction that starts or waits meanwhile
+    /// fails with Incomplete "Manual compaction paused".
+    pub manual_paused: usize,
 }
 
 /// One registered manual compaction step (RocksDB's `ManualCompactionState`).
@@ -95,6 +99,7 @@ impl JobQueues {
             manual: VecDeque::new(),
             next_manual: 0,
             compactions_paused: 0,
+            manual_paused: 0,
         }
     }
 
@@ -103,6 +108,11 @@ impl JobQueues {
         self.next_manual += 1;
         self.manual.push_back(ManualEntry { token: self.next_manual, exclusive, in_progress: false });
         self.next_manual
+    }
+
+    /// RocksDB's `HasPendingManualCompaction`: a manual compaction step is registered.
+    pub fn has_pending_manual(&self) -> bool {
+        !self.manual.is_empty()
     }
 
     /// RocksDB's `RemoveManualCompaction`.

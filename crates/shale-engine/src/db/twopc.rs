@@ -250,8 +250,5 @@ pub fn write_rollback(inner: &DbInner, opts: &WriteSettings, name: &[u8]) -> Res
 /// is not TTL).
 pub fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteSettings) -> Result<()> {
     inner.check_writable()?;
-    if let Some(what) = batch.unsupported {
-        return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
-    }
     inner.write(opts, batch)
 }

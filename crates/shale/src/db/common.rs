@@ -53,12 +53,6 @@ pub struct ColumnFamilyMetaData {
     pub file_count: usize,
 }
 
-/// What a feature that is not built yet answers: NotSupported naming it and its issue.
-#[allow(dead_code)] // none left unbuilt here today; kept for the next one
-pub(crate) fn unsupported(feature: &str, issue: u32) -> Error {
-    Error::not_supported(format!("{feature} is not supported by Shale yet (issue {issue})"))
-}
-
 impl<T: ThreadMode> DBWithThreadMode<T> {
     /// Opens with column families given as `(name, options)` pairs.
     pub fn open_cf_with_opts<P, I, N>(opts: &Options, path: P, cfs: I) -> Result<Self>

@@ -56,7 +56,7 @@ impl<T: ThreadMode> DBWithThreadMode<T> {
 }
 
 impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
-    /// Writes a batch (refusing one that holds a record Shale cannot write yet).
+    /// Writes a batch (a TTL database's values get their write time first).
     pub(crate) fn write_batch(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
         // A TTL database's values carry their write time (`ttl.rs`).
@@ -65,9 +65,6 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         } else {
             batch
         };
-        if let Some(what) = batch.engine().unsupported {
-            return Err(Error::not_supported(format!("{what} is not supported by Shale yet")));
-        }
         if !batch.engine().ts_writes.is_empty()
             || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire)
         {

@@ -103,6 +103,7 @@ mod readahead;
 mod readonly_2pc;
 mod reads_iterators;
 mod recycle_log_file_num;
+mod refusals_33;
 mod refused_options;
 mod remote_compaction_blob;
 mod remote_compaction_tiered;
