@@ -350,7 +350,14 @@ impl Readahead {
     }
 
     /// `create`, with `fs_ahead` bytes hinted to the file system ahead of the buffer.
-    fn create_with(&mut self, initial: usize, max: usize, implicit: bool, num_file_reads: u64, fs_ahead: usize) {
+    fn create_with(
+        &mut self,
+        initial: usize,
+        max: usize,
+        implicit: bool,
+        num_file_reads: u64,
+        fs_ahead: usize,
+    ) {
         if self.buffer.is_none() {
             self.buffer = Some(Box::new(PrefetchBuffer {
                 user_scan: !self.for_compaction,
@@ -903,12 +910,16 @@ mod tests {
             for w in hints.windows(2) {
                 // A new hint once the pieces pass the last one's end, from the block on.
                 let end = w[0].0 + w[0].1;
-                assert!(w[1].0 <= end && w[1].0 + (COMPACTION_READ_CHUNK + largest) as u64 > end, "{hints:?}");
+                assert!(
+                    w[1].0 <= end && w[1].0 + (COMPACTION_READ_CHUNK + largest) as u64 > end,
+                    "{hints:?}"
+                );
                 assert!(w[1].1 > fixed as u64 && w[1].1 <= (fixed + largest) as u64, "{hints:?}");
                 let advance = w[1].0 + w[1].1 - end;
                 assert!(advance > (fixed - COMPACTION_READ_CHUNK) as u64, "{hints:?}");
             }
-            let (least, most) = (data / (fixed + largest) as u64, data / (fixed - COMPACTION_READ_CHUNK) as u64 + 2);
+            let (least, most) =
+                (data / (fixed + largest) as u64, data / (fixed - COMPACTION_READ_CHUNK) as u64 + 2);
             assert!((least..=most).contains(&(hints.len() as u64)), "{} hints: {hints:?}", hints.len());
         }
         drop(rec);
