@@ -449,6 +449,10 @@ impl RandomAccessFile for FaultRandomAccessFile {
     fn prefetch(&self, offset: u64, len: u64) -> Result<()> {
         self.inner.prefetch(offset, len)
     }
+
+    fn supports_prefetch(&self) -> bool {
+        self.inner.supports_prefetch()
+    }
 }
 
 struct FaultSequentialFile {

@@ -208,6 +208,14 @@ pub trait RandomAccessFile: Send + Sync {
     fn prefetch(&self, _offset: u64, _len: u64) -> Result<()> {
         Ok(())
     }
+    /// Whether [`RandomAccessFile::prefetch`] makes the file system read ahead on its own
+    /// (RocksDB's `FSSupportedOps::kFSPrefetch`, for a file read through the page cache). A
+    /// compaction's input then leaves `compaction_readahead_size` to the file system and
+    /// holds only a small buffer of its own, as RocksDB's `BlockPrefetcher` holds none
+    /// (`table/prefetch.rs`). The default: no.
+    fn supports_prefetch(&self) -> bool {
+        false
+    }
 }
 
 /// A file read front to back (WAL and MANIFEST replay).

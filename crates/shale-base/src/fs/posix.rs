@@ -605,6 +605,10 @@ impl RandomAccessFile for PosixRandomAccessFile {
         }
         Ok(())
     }
+
+    fn supports_prefetch(&self) -> bool {
+        true
+    }
 }
 
 struct PosixSequentialFile {

@@ -92,6 +92,9 @@ pub struct MemTable {
     // The write's line.
     points: Arc<SkipList>,
     num_entries: AtomicU64,
+    /// RocksDB's `data_size_`: the bytes `MemTable::Add` encodes, summed over the entries
+    /// added ([`MemTable::data_size`]).
+    data_size: AtomicU64,
     num_range_deletes: AtomicU64,
     first_seqno: AtomicU64,
     earliest_seqno: AtomicU64,
@@ -387,6 +390,7 @@ impl MemTable {
             icmp,
             id,
             num_entries: AtomicU64::new(0),
+            data_size: AtomicU64::new(0),
             num_deletes: AtomicU64::new(0),
             num_range_deletes: AtomicU64::new(0),
             first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
@@ -631,6 +635,14 @@ impl MemTable {
             }
         }
         let protected;
+        // RocksDB's `encoded_len` (its `MemTable::Add`): the internal key and the value with
+        // their varint32 lengths, and the protection bytes, whatever the entry's type.
+        let encoded = (crate::coding::varint_length(user_key.len() as u64 + 8)
+            + user_key.len()
+            + 8
+            + crate::coding::varint_length(value.len() as u64)
+            + value.len()
+            + usize::from(self.protection)) as u64;
         let value = if self.protection > 0 && t != ValueType::RangeDeletion {
             // The internal key and the protected value on the stack when they are short
             // (no allocation per write): RocksDB encodes the entry and then its checksum
@@ -681,6 +693,7 @@ impl MemTable {
             return false;
         }
         self.num_entries.fetch_add(1, MemOrder::Relaxed);
+        self.data_size.fetch_add(encoded, MemOrder::Relaxed);
         match t {
             ValueType::Deletion => {
                 self.num_deletes.fetch_add(1, MemOrder::Relaxed);
@@ -1091,6 +1104,14 @@ impl MemTable {
     /// Entries added, range tombstones included (as RocksDB counts them).
     pub fn num_entries(&self) -> u64 {
         self.num_entries.load(MemOrder::Relaxed)
+    }
+
+    /// RocksDB's `MemTable::get_data_size`: per entry added (range tombstones included) the
+    /// bytes `MemTable::Add` encodes, varint32 internal key length, internal key, varint32
+    /// value length, value, and the entry's protection bytes. Kept as entries are added, as
+    /// RocksDB's, so a flush reads it at once rather than walking the memtable.
+    pub fn data_size(&self) -> u64 {
+        self.data_size.load(MemOrder::Relaxed)
     }
 
     /// Deletion entries added (type Deletion only, as RocksDB counts them).

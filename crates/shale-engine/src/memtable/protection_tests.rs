@@ -270,3 +270,18 @@ fn corruption_messages_name_the_key_only_with_allow_data_in_errors() {
         assert_eq!(e.contains(named), allow, "allow={allow}: {e}");
     }
 }
+
+/// `data_size` is RocksDB's `get_data_size`: per entry added, the varint32 lengths, the
+/// internal key, the value and the protection bytes (range deletions included).
+#[test]
+fn data_size_counts_the_encoded_entries_with_their_protection_bytes() {
+    for n in [0u8, 1, 8] {
+        let m = protected(n);
+        m.add(1, ValueType::Value, b"key1", &[b'v'; 200]);
+        m.add(2, ValueType::Deletion, b"key2", b"");
+        m.add(3, ValueType::RangeDeletion, b"a", b"b");
+        let p = u64::from(n);
+        // 1 + 12 + 2 + 200; 1 + 12 + 1 + 0; 1 + 9 + 1 + 1.
+        assert_eq!(m.data_size(), (215 + p) + (14 + p) + (12 + p), "{n} protection bytes");
+    }
+}

@@ -1716,7 +1716,8 @@ impl Table {
                 reads.async_io && !reads.for_compaction,
                 self.opts.statistics.clone(),
                 self.read_pool.get().cloned(),
-            ),
+            )
+            .with_fs_prefetch(self.file.supports_prefetch()),
             status: Ok(()),
             prefix_seek,
             pins: None,
