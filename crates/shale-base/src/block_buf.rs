@@ -22,8 +22,9 @@ use std::cell::RefCell;
 
 /// The most buffers a thread keeps.
 const MAX_KEPT: usize = 8;
-/// The largest buffer kept (bytes of capacity): larger blocks are allocated and freed.
-const MAX_BYTES: usize = 256 << 10;
+/// The largest buffer kept (bytes of capacity): larger blocks are allocated and freed, so a
+/// thread keeps at most 256 KiB.
+const MAX_BYTES: usize = 32 << 10;
 /// The bytes of a buffer given back that are loaded ahead of its next use.
 const PREFETCH_BYTES: usize = 16 << 10;
 /// The smallest buffer kept: below it glibc's per-thread cache already serves the size.

@@ -293,7 +293,9 @@ impl Inner {
             let i = (self.hand + k) % n;
             // Reading the slot loads its line; the count is in the header before the value.
             if let Some(Some(s)) = self.slots.get(i) {
-                shale_base::sys::prefetch((Arc::as_ptr(&s.value) as *const u8).wrapping_sub(ARC_HEADER_BYTES));
+                shale_base::sys::prefetch(
+                    (Arc::as_ptr(&s.value) as *const u8).wrapping_sub(ARC_HEADER_BYTES),
+                );
             }
             if let Some(next) = self.slots.get((i + PREFETCH_SLOTS) % n) {
                 shale_base::sys::prefetch((next as *const Option<Slot>).cast());
@@ -309,7 +311,6 @@ const PREFETCH_SLOTS: usize = 4;
 /// Where an `Arc`'s counts lie before its value (two words; only a hint's address: a wrong
 /// guess costs one useless load).
 const ARC_HEADER_BYTES: usize = 2 * std::mem::size_of::<usize>();
-
 
 impl Shard for ClockShard {
     fn lookup(&self, key: &Key) -> Option<Value> {
