@@ -497,7 +497,7 @@ pub fn uncompress_with_dict(t: CompressionType, data: &[u8], dict: &[u8]) -> Res
             // Our own decoder (`snappy.rs`): no zero-fill of the output first.
             let n = crate::snappy::decompress_len(data).map_err(|e| bad(t, e))?;
             check_size(t, n, data.len())?;
-            crate::snappy::decompress(data, n).map_err(|e| bad(t, e))
+            crate::snappy::decompress_into(data, n, crate::block_buf::take(n)).map_err(|e| bad(t, e))
         }
         CompressionType::Zlib => {
             let (n, body) = size_prefix(t, data)?;

@@ -3,6 +3,7 @@
 //! coding (`coding`), CRC masking (`checksum`), block compression codecs (`compression`),
 //! typed errors (`error`), and where the tests find RocksDB's tools (`oracle`).
 
+pub mod block_buf;
 pub mod checksum;
 pub mod coding;
 pub mod compression;

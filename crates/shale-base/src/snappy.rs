@@ -55,12 +55,18 @@ pub fn decompress_len(src: &[u8]) -> Result<usize, SnappyError> {
 /// Decodes a raw Snappy block. `max_len` bounds the length the prefix may claim (the
 /// caller's sanity limit), checked before anything is allocated.
 pub fn decompress(src: &[u8], max_len: usize) -> Result<Vec<u8>, SnappyError> {
+    decompress_into(src, max_len, Vec::new())
+}
+
+/// `decompress` into `out` (emptied first, grown as needed): a buffer to reuse.
+pub fn decompress_into(src: &[u8], max_len: usize, mut out: Vec<u8>) -> Result<Vec<u8>, SnappyError> {
     let (n, used) = decode_varint32(src).ok_or(SnappyError::Header)?;
     let n = n as usize;
     if n > max_len {
         return Err(SnappyError::Length);
     }
-    let mut out: Vec<u8> = Vec::with_capacity(n);
+    out.clear();
+    out.reserve_exact(n);
     let dst = out.as_mut_ptr();
     let mut ip = used;
     let mut op = 0usize;

@@ -270,9 +270,47 @@ impl Inner {
                 freed += 1;
             }
         }
+        if steps > 0 {
+            self.prefetch_ahead();
+        }
         freed
     }
+
+    /// Asks the processor to load what the next sweep reads first: the slots after the
+    /// hand and the reference counts of their values (read to pass pinned entries by).
+    /// An entry's value was last touched when it was inserted or hit, long before its turn
+    /// comes, so each slot the hand reached stalled the sweep on a cache miss or two (a
+    /// profile of readrandom with an 8 MiB cache: 4% of the cycles in this sweep, nine
+    /// tenths of them at the count's load). The next sweep comes an insert later; the
+    /// loads, made now together, overlap one another instead.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        let n = self.slots.len();
+        if n == 0 {
+            return;
+        }
+        for k in 0..PREFETCH_SLOTS {
+            let i = (self.hand + k) % n;
+            // Reading the slot loads its line; the count is in the header before the value.
+            if let Some(Some(s)) = self.slots.get(i) {
+                shale_base::sys::prefetch(
+                    (Arc::as_ptr(&s.value) as *const u8).wrapping_sub(ARC_HEADER_BYTES),
+                );
+            }
+            if let Some(next) = self.slots.get((i + PREFETCH_SLOTS) % n) {
+                shale_base::sys::prefetch((next as *const Option<Slot>).cast());
+            }
+        }
+    }
 }
+
+/// How many slots after the hand `prefetch_ahead` loads (a sweep passes about three per
+/// entry it evicts: a data block enters with a countdown of 2).
+const PREFETCH_SLOTS: usize = 4;
+
+/// Where an `Arc`'s counts lie before its value (two words; only a hint's address: a wrong
+/// guess costs one useless load).
+const ARC_HEADER_BYTES: usize = 2 * std::mem::size_of::<usize>();
 
 impl Shard for ClockShard {
     fn lookup(&self, key: &Key) -> Option<Value> {

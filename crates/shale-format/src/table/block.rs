@@ -620,6 +620,15 @@ impl std::fmt::Debug for Block {
     }
 }
 
+/// A dropped block hands its buffer to the dropping thread's next uncompressed block
+/// (`shale_base::block_buf`): a Get that reads a block from the file evicts another from the
+/// cache, and this skips that buffer's free and the next one's malloc.
+impl Drop for Block {
+    fn drop(&mut self) {
+        shale_base::block_buf::give(std::mem::take(&mut self.data));
+    }
+}
+
 impl Block {
     /// Validates the footer and restart array bounds.
     pub fn new(data: Vec<u8>) -> Result<Block> {

@@ -214,6 +214,10 @@ thread_local! {
 const SPARE_KEY_BUFS_MAX: usize = 4;
 const SPARE_KEY_BUF_MAX_CAPACITY: usize = 1024;
 
+/// Blocks of at least this many restart points (index blocks of large tables) are searched
+/// with the loads of the next steps asked for ahead (`prefetch_search`).
+const PREFETCH_MIN_RESTARTS: usize = 64;
+
 /// An empty key buffer: a spare one of this thread's, else a new (unallocated) one.
 fn take_key_buf() -> Vec<u8> {
     SPARE_KEY_BUFS
@@ -762,8 +766,12 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         // Find the last restart point whose key is < target; the keys are compared where
         // they lie in the block.
         let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
+        let ahead = self.block.num_restarts >= PREFETCH_MIN_RESTARTS;
         while lo < hi {
             let mid = (lo + hi).div_ceil(2);
+            if ahead {
+                self.prefetch_search(lo, mid, hi);
+            }
             let less = match self.restart_key(mid) {
                 Ok(k) => self.compare(k, target) == Ordering::Less,
                 Err(what) => {
@@ -788,6 +796,35 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         while self.parse_next() {
             if self.compare(self.cur_key(), target) != Ordering::Less {
                 return;
+            }
+        }
+    }
+
+    /// Asks the processor to load, while the binary search compares restart key `mid` of
+    /// `lo..=hi`, the keys of the two restart points the next step may compare and the
+    /// restart-array entries of the four after them. In a large index block (a 64 MiB
+    /// table's has some 17000 restart points) each step of a Get's search read an entry of
+    /// the restart array and then the key it points to, two loads one after the other,
+    /// each a cache miss in the lower steps (a profile of readrandom with an 8 MiB cache put
+    /// 10% of the cycles in this search, nine tenths at those two loads); loaded ahead, the
+    /// next steps' misses overlap this one's.
+    #[inline]
+    fn prefetch_search(&self, lo: usize, mid: usize, hi: usize) {
+        let data = self.block.data.as_ptr();
+        let restarts = self.block.restart_offset;
+        // The next range is mid..=hi (the key is less than the target) or lo..=mid - 1.
+        for (l, h) in [(mid, hi), (lo, mid - 1)] {
+            if l >= h {
+                continue;
+            }
+            let next = (l + h).div_ceil(2);
+            if let Some(off) = self.restart_point(next) {
+                shale_base::sys::prefetch(data.wrapping_add(off));
+            }
+            for (gl, gh) in [(next, h), (l, next - 1)] {
+                if gl < gh {
+                    shale_base::sys::prefetch(data.wrapping_add(restarts + 4 * (gl + gh).div_ceil(2)));
+                }
             }
         }
     }

@@ -496,7 +496,13 @@ pub(crate) fn decode_raw_block(
         ))
     })?;
     if ctype == CompressionType::None {
-        return Ok(if keep_raw { None } else { Some(buf[..size].to_vec()) });
+        if keep_raw {
+            return Ok(None);
+        }
+        // Into a buffer a dropped block gave back, if this thread has one (`block_buf`).
+        let mut out = shale_base::block_buf::take(size);
+        out.extend_from_slice(&buf[..size]);
+        return Ok(Some(out));
     }
     uncompress_with_dict(ctype, &buf[..size], dict).map(Some).map_err(|e| {
         Error::new(e.kind(), format!("{} in {file_name} offset {}", strip_prefix(&e), handle.offset))
