@@ -770,23 +770,6 @@ impl DbInner {
     }
 }
 
-/// RocksDB's `MemTable::get_data_size`: per entry (range tombstones included) the bytes
-/// `MemTable::Add` encodes, varint32 internal key length, internal key, varint32 value
-/// length, value. Shale's memtable keeps no such counter; this reads every entry (without
-/// the DB mutex).
-fn memtable_data_size(m: &Arc<MemTable>) -> u64 {
-    use crate::coding::varint_length;
-    let entry = |k: usize, v: usize| (varint_length(k as u64) + k + varint_length(v as u64) + v) as u64;
-    let mut size: u64 = m.range_tombstones().iter().map(|(k, v)| entry(k.len(), v.len())).sum();
-    let mut it = m.iter();
-    it.seek_to_first();
-    while it.valid() {
-        size += entry(it.key().len(), it.value().len());
-        it.next();
-    }
-    size
-}
-
 /// `flush_started` (RocksDB's FlushJob::WriteLevel0Table), for the memtables `mems`.
 fn flush_started_event(job: i32, mems: &[Arc<MemTable>]) -> super::info_log::JsonWriter {
     let sum = |f: &dyn Fn(&MemTable) -> u64| -> u64 { mems.iter().map(|m| f(m)).sum() };
@@ -796,7 +779,7 @@ fn flush_started_event(job: i32, mems: &[Arc<MemTable>]) -> super::info_log::Jso
         .field("num_memtables", mems.len())
         .field("total_num_input_entries", sum(&|m| m.num_entries()))
         .field("num_deletes", sum(&|m| m.num_deletes()))
-        .field("total_data_size", mems.iter().map(memtable_data_size).sum::<u64>())
+        .field("total_data_size", sum(&|m| m.data_size()))
         .field("memory_usage", sum(&|m| m.approximate_memory_usage() as u64))
         .field("num_range_deletes", sum(&|m| m.num_range_deletes()))
         .field("flush_reason", "Other Reasons");

@@ -47,8 +47,7 @@
 //! - `flush_started.flush_reason`: `"Other Reasons"` (RocksDB's `kOthers`): Shale's flush
 //!   does not record why it was asked for. `memory_usage` is the memtables' approximate
 //!   memory usage. `total_data_size` is RocksDB's value (`MemTable::get_data_size`, the
-//!   bytes `MemTable::Add` encodes per entry), summed by reading every entry of the
-//!   memtables without the DB mutex, as Shale's memtable keeps no such counter
+//!   bytes `MemTable::Add` encodes per entry, counted as entries are added)
 //!   (`tests/interop/event_log_flush_data_size.rs` compares it with 11.8.1's).
 //! - `compaction_started.compaction_reason`: `"ManualCompaction"` for `compact_range`,
 //!   `"FIFOMaxSize"`/`"FIFOTtl"` for FIFO deletions; an automatic leveled compaction's as

@@ -62,6 +62,7 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as MemOrder};
 use std::sync::Arc;
 
+use crate::coding::varint_length;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{
@@ -98,6 +99,10 @@ pub struct MemTable {
     /// The prefix (and whole-key) Bloom, if the family's options ask for one.
     bloom: Option<Box<bloom::MemTableBloom>>,
     num_deletes: AtomicU64,
+    /// The bytes the entries added take encoded (RocksDB's `MemTable::data_size_`: per
+    /// entry varint32 internal-key length, internal key, varint32 value length, stored
+    /// value with its protection bytes), for `flush_started`'s `total_data_size`.
+    data_size: AtomicU64,
     /// `icmp.timestamp_size() > 0`, kept here for the write's entry encoding.
     timestamps: bool,
     /// The newest u64 timestamp added (RocksDB's `MemTable::GetNewestUDT`, which a family
@@ -388,6 +393,7 @@ impl MemTable {
             id,
             num_entries: AtomicU64::new(0),
             num_deletes: AtomicU64::new(0),
+            data_size: AtomicU64::new(0),
             num_range_deletes: AtomicU64::new(0),
             first_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
             earliest_seqno: AtomicU64::new(MAX_SEQUENCE_NUMBER),
@@ -681,6 +687,10 @@ impl MemTable {
             return false;
         }
         self.num_entries.fetch_add(1, MemOrder::Relaxed);
+        let ikey_len = user_key.len() + 8;
+        let encoded =
+            varint_length(ikey_len as u64) + ikey_len + varint_length(value.len() as u64) + value.len();
+        self.data_size.fetch_add(encoded as u64, MemOrder::Relaxed);
         match t {
             ValueType::Deletion => {
                 self.num_deletes.fetch_add(1, MemOrder::Relaxed);
@@ -1079,6 +1089,11 @@ impl MemTable {
     /// Entries added, range tombstones included (as RocksDB counts them).
     pub fn num_entries(&self) -> u64 {
         self.num_entries.load(MemOrder::Relaxed)
+    }
+
+    /// The encoded bytes of the entries added (RocksDB's `MemTable::get_data_size`).
+    pub fn data_size(&self) -> u64 {
+        self.data_size.load(MemOrder::Relaxed)
     }
 
     /// Deletion entries added (type Deletion only, as RocksDB counts them).
