@@ -32,11 +32,13 @@
 //! faulted in [`POPULATE_AHEAD`] (64 KiB) at a time ahead of the allocations
 //! (`MADV_POPULATE_WRITE`): a write waits for 16 pages at most, and the kernel faults them
 //! in one call, cheaper than a fault per page (in a VM, about a third of a page fault's
-//! cost). Those blocks are carved from 2 MiB-aligned regions advised for transparent huge
-//! pages ([`HUGE_REGION`], `MADV_HUGEPAGE`; two 1 MiB blocks to a region): a random insert
-//! into a large memtable is a chain of cache misses, and on 4 KiB pages each is a TLB miss
-//! as well (see `Arena::region_block`). The kernel then faults a region in a huge page at a
-//! time at its first touch, about 1/14,000 of db_bench's writes (2 MiB of 150-byte entries).
+//! cost). Where the system allows transparent huge pages (its policy `always` or
+//! `madvise`), those blocks are instead carved from 2 MiB-aligned regions advised
+//! `MADV_HUGEPAGE` ([`HUGE_REGION`]; two 1 MiB blocks to a region) and not populated ahead:
+//! a random insert into a large memtable is a chain of cache misses, and on 4 KiB pages
+//! each is a TLB miss as well (see `Arena::region_block`). The kernel faults a region in a
+//! huge page at a time at its first touch, about one of db_bench's writes in 14,000 (2 MiB
+//! of 150-byte entries), where the 64 KiB window made one in 430 wait for a system call.
 //! With a thousand families, each memtable a few hundred KiB, that is the difference
 //! between the entries' size and a MiB per family: the seed experiment held 1,066 MiB
 //! where RocksDB held 389, when blocks were slots of a process-wide pool of 2 MiB chunks
@@ -133,7 +135,7 @@ impl Arena {
             populate_end: 0,
             region_next: 0,
             region_left: 0,
-            thp: lazy_block::THP_SUPPORTED,
+            thp: lazy_block::thp_enabled(),
         }
     }
 
@@ -288,8 +290,10 @@ impl Arena {
         // From the third block on, a memtable is growing large (see `populate_ahead` and
         // `region_block`).
         let large = regular && self.blocks.len() >= 2;
+        let mut in_region = false;
         let lazy = if regular && size >= LAZY_BLOCK_MIN {
             let from_region = if large && self.thp { self.region_block(size) } else { None };
+            in_region = from_region.is_some();
             from_region.or_else(|| {
                 let p = lazy_block::map(size)?;
                 self.blocks.push(Block::Mapped(p, size));
@@ -298,10 +302,12 @@ impl Arena {
         } else {
             None
         };
-        // Only a regular block becomes the current one (a huge entry's block does not).
+        // Only a regular block becomes the current one (a huge entry's block does not). A
+        // block of a huge page region is not populated ahead: its first touch faults the
+        // whole region in (a madvise every 64 KiB would only add system calls).
         if regular {
             (self.populated_to, self.populate_end) = match lazy {
-                Some(p) if large => (p.as_ptr() as usize, p.as_ptr() as usize + size),
+                Some(p) if large && !in_region => (p.as_ptr() as usize, p.as_ptr() as usize + size),
                 _ => (0, 0),
             };
         }
@@ -425,8 +431,22 @@ mod lazy_block {
         None
     }
 
-    /// Whether transparent huge page regions are asked for here.
-    pub(super) const THP_SUPPORTED: bool = cfg!(target_os = "linux");
+    /// Whether transparent huge page regions are asked for here: on Linux unless the
+    /// system's policy (`/sys/kernel/mm/transparent_hugepage/enabled`) is `never` or
+    /// unknown; then a large arena's blocks are mapped alone and populated ahead.
+    #[cfg(target_os = "linux")]
+    pub(super) fn thp_enabled() -> bool {
+        static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ENABLED.get_or_init(|| {
+            std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+                .is_ok_and(|policy| policy.contains("[always]") || policy.contains("[madvise]"))
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn thp_enabled() -> bool {
+        false
+    }
 
     /// A zeroed block of `size` bytes (a multiple of [`super::HUGE_REGION`]) aligned to
     /// `HUGE_REGION` and advised `MADV_HUGEPAGE`, faulted in on first touch (a huge page at
@@ -988,6 +1008,15 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn large_blocks_share_huge_page_regions() {
+        if !lazy_block::thp_enabled() {
+            // The system's THP policy is `never`: blocks are mapped alone (the lazy test).
+            let mut a = Arena::new(1 << 20);
+            for _ in 0..4 * 6 {
+                a.allocate_aligned((1 << 20) / 4, 16);
+            }
+            assert!(a.blocks.iter().all(|b| matches!(b, Block::Mapped(_, s) if *s == 1 << 20)));
+            return;
+        }
         let t = Arc::new(WriteBufferManagerState::new(64 << 20, false));
         let mut a = Arena::with_tracker(1 << 20, Some(t.clone()));
         // Quarter blocks (the largest request a block is shared for): four fill a block.
@@ -1015,6 +1044,7 @@ mod tests {
             assert_eq!(starts[i + 1], starts[i] + (1 << 20), "two blocks to a region");
         }
         assert_eq!(a.allocated, 6 << 20, "blocks counted, not regions");
+        assert_eq!((a.populated_to, a.populate_end), (0, 0), "a region's block is not populated ahead");
         assert_eq!(t.memory_usage(), 6 << 20, "the tracker is charged per block");
         let q = a.allocate_aligned(4096, 8);
         // SAFETY: 4096 fresh bytes of the arena.
@@ -1032,7 +1062,7 @@ mod tests {
         // and a second one.
         assert_eq!(b.blocks.len(), 4);
         assert!(
-            matches!(b.blocks[2], Block::Mapped(p, HUGE_REGION) if p.as_ptr() as usize % HUGE_REGION == 0)
+            matches!(b.blocks[2], Block::Mapped(p, HUGE_REGION) if (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
         );
 
         let mut c = Arena::new(4 << 20);
@@ -1040,7 +1070,7 @@ mod tests {
             c.allocate_aligned((4 << 20) / 4, 16);
         }
         assert!(
-            matches!(c.blocks[2], Block::Mapped(p, s) if s == 4 << 20 && p.as_ptr() as usize % HUGE_REGION == 0)
+            matches!(c.blocks[2], Block::Mapped(p, s) if s == 4 << 20 && (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
         );
     }
 
