@@ -290,9 +290,11 @@ fn pinning_choices_act_on_readers_opened_from_then_on() {
     let mut t = BlockBasedOptions::default();
     t.set_bloom_filter(10.0, false);
     t.set_cache_index_and_filter_blocks(true);
+    let cache = shale::Cache::new_lru_cache(8 << 20);
+    t.set_block_cache(&cache);
     o.set_block_based_table_factory(&t);
     let db = DB::open(&o, dir.path()).unwrap();
-    let pinned = || db.property_int_value("rocksdb.block-cache-pinned-usage").unwrap().unwrap();
+    let pinned = || cache.get_pinned_usage();
     flush_one(&db, dir.path(), 0);
     assert!(db.get("key0-000001").unwrap().is_some());
     let before = pinned();

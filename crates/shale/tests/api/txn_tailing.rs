@@ -42,7 +42,8 @@ fn tailing_iterator_over_a_transaction_sees_later_database_writes() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
-    let db = TransactionDB::open(&o, &TransactionDBOptions::default(), dir.path()).unwrap();
+    // Optimistic: no locks, so another writer may write the transaction's keys meanwhile.
+    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&o, dir.path()).unwrap();
     db.put("a", "db-a").unwrap();
     db.put("c", "db-c").unwrap();
     db.flush().unwrap();
@@ -64,14 +65,15 @@ fn tailing_iterator_over_a_transaction_sees_later_database_writes() {
     assert_eq!(scan(&mut it, ""), want);
     assert_eq!(scan(&mut it, "c"), want[2..].to_vec());
 
-    // Flushes move the database part onto newer SuperVersions.
+    // Flushes and a compaction move the database part onto newer SuperVersions.
     db.flush().unwrap();
     db.put("h", "db-h").unwrap();
     let mut want = want;
     want.push(("h".into(), "db-h".into()));
     assert_eq!(scan(&mut it, ""), want);
-    db.flush().unwrap();
     db.delete("a").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
     assert_eq!(scan(&mut it, ""), want[1..].to_vec());
 
     // Forward only, and no refresh, as RocksDB's.
@@ -85,21 +87,34 @@ fn tailing_iterator_over_a_transaction_sees_later_database_writes() {
     assert!(e.to_string().contains("Refresh() is not supported"), "{e}");
     drop(it);
 
-    // The transaction commits what the iterator showed of it.
-    txn.commit().unwrap();
-    assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"t-b"[..]));
-    assert_eq!(db.get("c").unwrap(), None);
+    // The keys the other writer wrote meanwhile conflict at commit.
+    assert_eq!(txn.commit().unwrap_err().kind(), ErrorKind::Busy);
 }
 
-/// A tailing read takes no snapshot (InvalidArgument, as a tailing iterator over the
-/// database); an optimistic transaction builds the same iterator.
+/// A pessimistic transaction builds the same iterator (its locked keys cannot be written
+/// by others meanwhile); a tailing read takes no snapshot (InvalidArgument, as a tailing
+/// iterator over the database).
 #[test]
-fn tailing_transaction_iterators_refuse_a_snapshot_and_serve_optimistic_transactions() {
+fn pessimistic_transactions_build_it_and_a_snapshot_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
-    let db = TransactionDB::open(&o, &TransactionDBOptions::default(), dir.path()).unwrap();
-    db.put("a", "1").unwrap();
+    let db: TransactionDB = TransactionDB::open(&o, &TransactionDBOptions::default(), dir.path()).unwrap();
+    db.put("a", "db-a").unwrap();
+    db.put("c", "db-c").unwrap();
+    let txn = db.transaction();
+    txn.put("b", "t-b").unwrap();
+    txn.delete("c").unwrap();
+    let mut it = txn.raw_iterator_opt(tailing());
+    assert_eq!(scan(&mut it, ""), p(&[("a", "db-a"), ("b", "t-b")]));
+    db.put("d", "db-d").unwrap();
+    db.flush().unwrap();
+    assert_eq!(scan(&mut it, ""), p(&[("a", "db-a"), ("b", "t-b"), ("d", "db-d")]));
+    drop(it);
+    txn.commit().unwrap();
+    assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"t-b"[..]));
+    assert_eq!(db.get("c").unwrap(), None);
+
     let txn = db.transaction();
     let snap = db.snapshot();
     let mut ro = tailing();
@@ -108,18 +123,4 @@ fn tailing_transaction_iterators_refuse_a_snapshot_and_serve_optimistic_transact
     it.seek_to_first();
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::InvalidArgument);
-    drop(it);
-    drop(snap);
-    drop(txn);
-    drop(db);
-
-    let dir = tempfile::tempdir().unwrap();
-    let db: OptimisticTransactionDB = OptimisticTransactionDB::open(&o, dir.path()).unwrap();
-    db.put("a", "db-a").unwrap();
-    let txn = db.transaction();
-    txn.put("b", "t-b").unwrap();
-    let mut it = txn.raw_iterator_opt(tailing());
-    assert_eq!(scan(&mut it, ""), p(&[("a", "db-a"), ("b", "t-b")]));
-    db.put("c", "db-c").unwrap();
-    assert_eq!(scan(&mut it, ""), p(&[("a", "db-a"), ("b", "t-b"), ("c", "db-c")]));
 }
