@@ -125,6 +125,9 @@ impl SvWatch {
     }
 }
 
+/// A transaction's writes as internal entries (key, value), sorted.
+type BatchEntries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// What `refresh` and the SuperVersion checks rebuild the iterator from. The database is
 /// weak: an iterator must not keep a closed database (and its LOCK) alive.
 struct Source {
@@ -135,7 +138,7 @@ struct Source {
     /// number the database can reach, merged over each view built (RocksDB's
     /// `WriteBatchWithIndex::NewIteratorWithBase` over a tailing base iterator): the batch
     /// entry of a key hides the database's, and the database is read at the latest data.
-    overlay: Option<Arc<Vec<(Vec<u8>, Vec<u8>)>>>,
+    overlay: Option<Arc<BatchEntries>>,
 }
 
 /// One view an iterator reads: its merged iterator and the SuperVersion under it.
@@ -202,7 +205,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         inner: &Arc<DbInner>,
         cf: &Arc<CfHandle>,
         ro: &ReadOptions,
-        batch: Vec<(Vec<u8>, Vec<u8>)>,
+        batch: BatchEntries,
     ) -> Self {
         let source = Source {
             inner: Arc::downgrade(inner),
