@@ -304,7 +304,7 @@ impl DirectBlobWriter {
             data.extend_from_slice(value);
             data.extend_from_slice(&[0, 0, 0, 0]);
             if let Ok(b) = crate::table::block::Block::new(data) {
-                let _ = cache.insert(ck, std::sync::Arc::new(b));
+                let _ = cache.insert_block(ck, std::sync::Arc::new(b), crate::cache::Priority::Bottom);
             }
         }
         Ok(Some(index.encode()))

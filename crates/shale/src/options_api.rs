@@ -437,10 +437,11 @@ impl InfoLogger {
 
 /// Options of an LRU cache, as rust-rocksdb's `LruCacheOptions` (RocksDB's
 /// `LRUCacheOptions`): capacity, shard bits (-1: RocksDB's default), and, as Shale
-/// extensions of rust-rocksdb's setters, `strict_capacity_limit` and `high_pri_pool_ratio`.
+/// extensions of rust-rocksdb's setters, `strict_capacity_limit`, `high_pri_pool_ratio` and
+/// `low_pri_pool_ratio`.
 #[derive(Default)]
 pub struct LruCacheOptions {
-    opts: crate::cache::LruOptions,
+    pub(crate) opts: crate::cache::LruOptions,
 }
 
 impl LruCacheOptions {
@@ -464,6 +465,14 @@ impl LruCacheOptions {
     /// RocksDB's default 0.5.
     pub fn set_high_pri_pool_ratio(&mut self, ratio: f64) {
         self.opts.high_pri_pool_ratio = ratio;
+    }
+
+    /// The share of the capacity reserved for low-priority entries (data blocks, rows) above
+    /// the bottom pool (blobs of a blob cache, blocks a compaction warms); RocksDB's default
+    /// 0 puts low and bottom entries in one pool. With `high_pri_pool_ratio` it may sum to 1
+    /// at most; a cache is made of the ratios clamped to that (RocksDB makes none).
+    pub fn set_low_pri_pool_ratio(&mut self, ratio: f64) {
+        self.opts.low_pri_pool_ratio = ratio;
     }
 }
 

@@ -158,18 +158,15 @@ pub(crate) fn parse_block_cache(name: &str, v: &str) -> Result<Option<Cache>> {
             "num_shard_bits" => o.set_num_shard_bits(crate::options_table::number(name, x)?),
             "strict_capacity_limit" => o.set_strict_capacity_limit(crate::options_table::boolean(name, x)?),
             "high_pri_pool_ratio" => o.set_high_pri_pool_ratio(crate::options_table::number(name, x)?),
-            // Shale's LRU cache keeps no low-priority pool: RocksDB's default 0 is the only
-            // value with its meaning here.
-            "low_pri_pool_ratio" => {
-                let r: f64 = crate::options_table::number(name, x)?;
-                if r != 0.0 {
-                    return Err(Error::not_supported(format!(
-                        "{name}: low_pri_pool_ratio={x} (Shale's LRU cache has no low-priority pool)"
-                    )));
-                }
-            }
+            "low_pri_pool_ratio" => o.set_low_pri_pool_ratio(crate::options_table::number(name, x)?),
             _ => return Err(Error::invalid_argument(format!("Could not find option: {k}"))),
         }
+    }
+    // RocksDB's `NewLRUCache` makes no cache (nullptr) of options its `MakeSharedCache`
+    // rejects (ratios outside [0, 1] or summing above 1, 20 or more shard bits), and
+    // `CreateFromString` answers OK with that null cache.
+    if o.opts.invalid() {
+        return Ok(None);
     }
     Ok(Some(Cache::new_lru_cache_opts(&o)))
 }

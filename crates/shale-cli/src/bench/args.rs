@@ -116,6 +116,10 @@ pub struct BenchArgs {
     /// and filter blocks there (cache_index_and_filter_blocks_with_high_priority).
     #[arg(long, default_value_t = 0.0)]
     pub cache_high_pri_pool_ratio: f64,
+    /// LRU cache: the share of the capacity for low-priority blocks (data blocks) above the
+    /// bottom pool (blobs of a shared blob cache).
+    #[arg(long, default_value_t = 0.0)]
+    pub cache_low_pri_pool_ratio: f64,
     /// Keep index and filter blocks in the block cache.
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
@@ -566,6 +570,7 @@ mod tests {
             ("cache_type", format!("\"{}\"", a.cache_type)),
             ("cache_numshardbits", a.cache_numshardbits.to_string()),
             ("cache_high_pri_pool_ratio", a.cache_high_pri_pool_ratio.to_string()),
+            ("cache_low_pri_pool_ratio", a.cache_low_pri_pool_ratio.to_string()),
             ("cache_index_and_filter_blocks", a.cache_index_and_filter_blocks.to_string()),
             (
                 "pin_l0_filter_and_index_blocks_in_cache",

@@ -178,6 +178,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
                 lo.set_capacity(cap);
                 lo.set_num_shard_bits(a.cache_numshardbits);
                 lo.set_high_pri_pool_ratio(a.cache_high_pri_pool_ratio);
+                lo.set_low_pri_pool_ratio(a.cache_low_pri_pool_ratio);
                 Cache::new_lru_cache_opts(&lo)
             }
             "hyper_clock_cache" | "auto_hyper_clock_cache" => {
@@ -199,6 +200,12 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
         // (true), which the clock cache acts on (a longer first countdown).
         if a.cache_high_pri_pool_ratio > 1e-6 {
             t.set_cache_index_and_filter_blocks_with_high_priority(true);
+        }
+        // db_bench only warns. (Its `NewLRUCache` then makes no cache, so the table factory's
+        // default one serves; here the LRU cache keeps the low ratio cut to what the high one
+        // leaves.)
+        if a.cache_high_pri_pool_ratio + a.cache_low_pri_pool_ratio > 1.0 {
+            eprintln!("Sum of high_pri_pool_ratio and low_pri_pool_ratio cannot exceed 1.0.");
         }
     }
     if a.use_blob_cache {

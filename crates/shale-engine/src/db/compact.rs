@@ -391,7 +391,14 @@ impl DbInner {
                 // `paranoid_file_checks` (`verify_output.rs`).
                 this.verify_compaction_outputs(cf, &r, local)?;
                 for m in &r.outputs {
-                    super::info_log::log_table_created(&this.info_log, &this.table_cache, job, cf, m);
+                    super::info_log::log_table_created(
+                        &this.info_log,
+                        &this.table_cache,
+                        job,
+                        cf,
+                        m,
+                        Some(plan.output_level),
+                    );
                 }
                 if !r.outputs.is_empty() {
                     this.fs.sync_dir(cf.table_dir(&this.path, output_path_id))?;

@@ -619,6 +619,7 @@ impl DbInner {
                             job,
                             &handle,
                             meta,
+                            Some(0),
                         );
                     }
                     if m.is_some() {
@@ -969,6 +970,7 @@ impl DbInner {
                             job,
                             handle,
                             &meta,
+                            Some(0),
                         );
                         metas.push(meta);
                     }
@@ -1048,9 +1050,10 @@ impl DbInner {
 
 impl DbInner {
     /// `paranoid_file_checks`: reads table `meta` of `cf` back whole (every block's checksum,
-    /// strictly ascending internal keys, as many point entries as its properties say).
+    /// strictly ascending internal keys, as many point entries as its properties say). A
+    /// flush's table, so opened at level 0 (RocksDB's `level_at_creation`).
     pub fn verify_new_table(&self, cf: &CfHandle, meta: &crate::version::edit::FileMetaData) -> Result<()> {
-        let t = self.table_cache.get(cf, meta)?;
+        let t = self.table_cache.get_at(cf, meta, Some(0))?;
         let props = t.table.properties();
         let expected = props.num_entries.saturating_sub(props.num_range_deletions);
         let mut it = t.table.iter(false);

@@ -832,19 +832,21 @@ pub fn blob_file_deletion_event(job: i32, number: u64, status: &str) -> JsonWrit
 
 /// Writes `table_file_creation` for the table `meta` of `cf` just built by job `job`, its
 /// properties read through the table cache (which the table enters as RocksDB's output
-/// verification opens it). Call without the DB mutex. No event when the table cannot be
-/// opened (its reader reports that).
+/// verification opens it, at `level`: RocksDB's `level_at_creation`, which decides the
+/// level-0 pinning of its index and filter). Call without the DB mutex. No event when the
+/// table cannot be opened (its reader reports that).
 pub fn log_table_created(
     log: &InfoLog,
     table_cache: &super::table_cache::TableCache,
     job: i32,
     cf: &super::cf::CfHandle,
     meta: &crate::version::edit::FileMetaData,
+    level: Option<usize>,
 ) {
     if !log.enabled() {
         return;
     }
-    match table_cache.get(cf, meta) {
+    match table_cache.get_at(cf, meta, level) {
         Ok(t) => log.event(table_file_creation_event(job, &cf.name, meta, t.table.properties())),
         Err(e) => log.log(format_args!(
             "[{}] [JOB {job}] table #{} built but not readable for its event: {e}",

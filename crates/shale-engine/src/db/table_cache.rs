@@ -187,6 +187,7 @@ impl TableCache {
             statistics: self.statistics.clone(),
             read_amp_bytes_per_bit: cf.config().read_amp_bytes_per_bit,
             block_protection_bytes_per_key: cf.config().block_protection_bytes_per_key,
+            priority: if compaction { crate::cache::Priority::Bottom } else { crate::cache::Priority::Low },
         })
     }
 

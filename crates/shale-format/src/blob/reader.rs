@@ -425,7 +425,7 @@ impl BlobFetcher {
         data.extend_from_slice(&value);
         data.extend_from_slice(&[0, 0, 0, 0]);
         let block = crate::table::block::Block::new(data)?;
-        if let Err(e) = vc.insert(key, Arc::new(block)) {
+        if let Err(e) = vc.insert_block(key, Arc::new(block), crate::cache::Priority::Bottom) {
             // RocksDB's strict_capacity_limit: `PutBlobIntoCache` fails and so does the read.
             record_tick(stats, Ticker::BlobDbCacheAddFailures, 1);
             return Err(e);

@@ -182,7 +182,8 @@ impl<'a> BlobFileBuilder<'a> {
         let mut data = Vec::with_capacity(value.len() + 4);
         data.extend_from_slice(value);
         data.extend_from_slice(&[0, 0, 0, 0]);
-        let inserted = crate::table::block::Block::new(data).and_then(|b| cache.insert(key, Arc::new(b)));
+        let inserted = crate::table::block::Block::new(data)
+            .and_then(|b| cache.insert_block(key, Arc::new(b), crate::cache::Priority::Bottom));
         match inserted {
             Ok(()) => {
                 record_tick(self.stats, Ticker::BlobDbCacheAdd, 1);

@@ -190,6 +190,19 @@ impl BuildHasher for FxBuild {
     }
 }
 
+/// RocksDB's `Cache::Priority`: which LRU pool an entry joins (`lru.rs`). The clock shard
+/// takes high and low only and inserts a bottom entry as a low one (RocksDB's
+/// `ClockCacheShard` gives bottom entries a shorter initial countdown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// Index and filter blocks with `cache_index_and_filter_blocks_with_high_priority`.
+    High,
+    /// Data blocks, other metadata blocks, rows, reservations.
+    Low,
+    /// Blobs of a blob cache, blocks a compaction warms with `kFlushAndCompaction`.
+    Bottom,
+}
+
 /// What a shard did with an insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Insert {
@@ -209,6 +222,18 @@ pub trait Shard: Send + Sync {
     fn lookup(&self, key: &Key) -> Option<Value>;
     /// Nothing is inserted unless the outcome is `Kept`.
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert;
+    /// `insert` with one of RocksDB's three priorities; a cache without a bottom pool treats
+    /// bottom as low.
+    fn insert_with_priority(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        priority: Priority,
+    ) -> Insert {
+        self.insert(key, value, charge, role, priority == Priority::High)
+    }
     /// Removes `key`'s entry; true when there was one.
     fn erase(&self, key: &Key) -> bool;
     fn usage(&self) -> usize;
@@ -219,6 +244,16 @@ pub trait Shard: Send + Sync {
     /// Whether the entry sits in the high-priority pool (LRU; None for clock or absent).
     #[cfg(test)]
     fn in_high_pool(&self, key: &Key) -> Option<bool>;
+    /// The LRU pool the entry sits in (None for clock or absent).
+    #[cfg(test)]
+    fn pool_of(&self, _key: &Key) -> Option<Priority> {
+        None
+    }
+    /// The bytes charged to the high, low and bottom LRU pools (None for clock).
+    #[cfg(test)]
+    fn pool_usages(&self) -> Option<[usize; 3]> {
+        None
+    }
 }
 
 /// The replacement policy of a cache.
@@ -237,11 +272,32 @@ pub struct LruOptions {
     pub strict_capacity_limit: bool,
     /// The share of the capacity kept for high-priority entries (and entries that were hit).
     pub high_pri_pool_ratio: f64,
+    /// The share of the capacity kept for low-priority entries (data blocks), above the
+    /// bottom pool (blobs); RocksDB's default 0: low and bottom entries share one pool.
+    pub low_pri_pool_ratio: f64,
 }
 
 impl Default for LruOptions {
     fn default() -> Self {
-        LruOptions { capacity: 0, num_shard_bits: -1, strict_capacity_limit: false, high_pri_pool_ratio: 0.5 }
+        LruOptions {
+            capacity: 0,
+            num_shard_bits: -1,
+            strict_capacity_limit: false,
+            high_pri_pool_ratio: 0.5,
+            low_pri_pool_ratio: 0.0,
+        }
+    }
+}
+
+impl LruOptions {
+    /// RocksDB's `LRUCacheOptions::MakeSharedCache` makes no cache (nullptr) of these
+    /// options: `num_shard_bits` 20 or more, a ratio outside [0, 1], or ratios summing above 1.
+    pub fn invalid(&self) -> bool {
+        let bad = |r: f64| !(0.0..=1.0).contains(&r);
+        self.num_shard_bits >= 20
+            || bad(self.high_pri_pool_ratio)
+            || bad(self.low_pri_pool_ratio)
+            || self.high_pri_pool_ratio + self.low_pri_pool_ratio > 1.0
     }
 }
 
@@ -287,6 +343,7 @@ pub struct BlockCache {
     capacity: AtomicUsize,
     strict: AtomicBool,
     high_pri_pool_ratio: f64,
+    low_pri_pool_ratio: f64,
     /// Block-cache entry statistics, shared by every database using this cache.
     entry_stats: Collector,
     next_reservation: AtomicU64,
@@ -311,15 +368,25 @@ impl BlockCache {
         } else {
             (opts.num_shard_bits as u32).min(19)
         };
+        // Callers reject what RocksDB rejects (`LruOptions::invalid`); what reaches here is
+        // kept within RocksDB's bounds all the same.
         let ratio = opts.high_pri_pool_ratio.clamp(0.0, 1.0);
+        let low_ratio = opts.low_pri_pool_ratio.clamp(0.0, 1.0 - ratio);
         let n = 1usize << bits;
         let shards = (0..n)
             .map(|_| {
-                Box::new(LruShard::new(per_shard(opts.capacity, n), ratio, opts.strict_capacity_limit))
-                    as Box<dyn Shard>
+                Box::new(LruShard::new(
+                    per_shard(opts.capacity, n),
+                    ratio,
+                    low_ratio,
+                    opts.strict_capacity_limit,
+                )) as Box<dyn Shard>
             })
             .collect();
-        Self::with_shards(CacheKind::Lru, shards, bits, opts.capacity, opts.strict_capacity_limit, ratio)
+        let mut c =
+            Self::with_shards(CacheKind::Lru, shards, bits, opts.capacity, opts.strict_capacity_limit, ratio);
+        c.low_pri_pool_ratio = low_ratio;
+        c
     }
 
     /// An AutoHyperClockCache: RocksDB's `HyperClockCacheOptions(capacity, 0)`.
@@ -374,6 +441,7 @@ impl BlockCache {
             capacity: AtomicUsize::new(capacity),
             strict: AtomicBool::new(strict),
             high_pri_pool_ratio,
+            low_pri_pool_ratio: 0.0,
             entry_stats: Collector::default(),
             next_reservation: AtomicU64::new(1),
             collector_entry: parking_lot::Mutex::new(std::sync::Weak::new()),
@@ -421,17 +489,34 @@ impl BlockCache {
         role: u8,
         high_pri: bool,
     ) -> Result<()> {
-        let what =
-            match self.shard(&key).insert(key.clone(), value, charge + self.entry_metadata, role, high_pri) {
-                Insert::Kept | Insert::Dropped => return Ok(()),
-                Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
-                Insert::NoRoom => {
-                    "Insert failed because unable to evict entries to stay within capacity limit."
-                }
-                Insert::NoSlot => {
-                    "Insert failed because unable to evict entries to stay within table occupancy limit."
-                }
-            };
+        let priority = if high_pri { Priority::High } else { Priority::Low };
+        self.insert_with_priority(key, value, charge, role, priority)
+    }
+
+    /// `insert_entry` with one of RocksDB's three priorities (`Priority::Bottom` for blobs).
+    pub fn insert_with_priority(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        priority: Priority,
+    ) -> Result<()> {
+        let shard = self.shard(&key);
+        let what = match shard.insert_with_priority(
+            key.clone(),
+            value,
+            charge + self.entry_metadata,
+            role,
+            priority,
+        ) {
+            Insert::Kept | Insert::Dropped => return Ok(()),
+            Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
+            Insert::NoRoom => "Insert failed because unable to evict entries to stay within capacity limit.",
+            Insert::NoSlot => {
+                "Insert failed because unable to evict entries to stay within table occupancy limit."
+            }
+        };
         Err(Error::new(ErrorKind::Aborted, format!("Memory limit reached: {what}")))
     }
 
@@ -448,10 +533,16 @@ impl BlockCache {
 
     /// Caches a data block (low priority).
     pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<()> {
+        self.insert_block(key, block, Priority::Low)
+    }
+
+    /// Caches a data block (or a blob, as a block of its bytes) with `priority`: RocksDB puts
+    /// blobs and blocks a compaction warms in the bottom pool.
+    pub fn insert_block(&self, key: CacheKey, block: Arc<Block>, priority: Priority) -> Result<()> {
         // A read-amplification bitmap and per-entry checksums are charged with their block,
         // as RocksDB's `Block::ApproximateMemoryUsage`.
         let charge = block.size() + block.extra_memory();
-        self.insert_entry(Key::Block(key), block, charge, role::DATA_BLOCK, false)
+        self.insert_with_priority(Key::Block(key), block, charge, role::DATA_BLOCK, priority)
     }
 
     /// Bytes charged for the entries held now (pinned or not).
@@ -469,6 +560,11 @@ impl BlockCache {
 
     pub fn high_pri_pool_ratio(&self) -> f64 {
         self.high_pri_pool_ratio
+    }
+
+    /// The LRU low-priority pool's share of the capacity (0 for clock).
+    pub fn low_pri_pool_ratio(&self) -> f64 {
+        self.low_pri_pool_ratio
     }
 
     /// log2 of the number of shards (RocksDB's `num_shard_bits`).
@@ -513,6 +609,25 @@ impl BlockCache {
     #[cfg(test)]
     pub fn in_high_pool(&self, key: &Key) -> Option<bool> {
         self.shard(key).in_high_pool(key)
+    }
+
+    /// The LRU pool `key` sits in (tests).
+    #[cfg(test)]
+    pub fn pool_of(&self, key: &Key) -> Option<Priority> {
+        self.shard(key).pool_of(key)
+    }
+
+    /// Bytes in the high, low and bottom LRU pools over all shards (tests).
+    #[cfg(test)]
+    pub fn pool_usages(&self) -> Option<[usize; 3]> {
+        let mut t = [0; 3];
+        for s in &self.shards {
+            let u = s.pool_usages()?;
+            for p in 0..3 {
+                t[p] += u[p];
+            }
+        }
+        Some(t)
     }
 
     /// Charges `bytes` of `role` to the cache until the returned reservation is dropped (RocksDB's
@@ -629,6 +744,7 @@ mod tests {
             num_shard_bits: bits,
             strict_capacity_limit: strict,
             high_pri_pool_ratio: ratio,
+            low_pri_pool_ratio: 0.0,
         })
     }
 
@@ -763,6 +879,172 @@ mod tests {
                 .unwrap();
         }
         assert!(c.lookup(&k0).is_none());
+    }
+
+    /// A one-shard LRU cache of `n` entries of `UNIT` bytes with the two pool ratios.
+    fn pools(n: usize, high: f64, low: f64) -> BlockCache {
+        BlockCache::new_lru(&LruOptions {
+            capacity: n * UNIT,
+            num_shard_bits: 0,
+            strict_capacity_limit: false,
+            high_pri_pool_ratio: high,
+            low_pri_pool_ratio: low,
+        })
+    }
+
+    const UNIT: usize = 1000;
+
+    fn put(c: &BlockCache, k: u64, p: Priority) {
+        let key = Key::Block(OffsetableCacheKey::new(0, 0).with_offset(k));
+        c.insert_with_priority(key, Arc::new(()), UNIT - ENTRY_METADATA, role::DATA_BLOCK, p).unwrap();
+    }
+
+    fn pool(c: &BlockCache, k: u64) -> Option<Priority> {
+        c.pool_of(&Key::Block(OffsetableCacheKey::new(0, 0).with_offset(k)))
+    }
+
+    fn hit(c: &BlockCache, k: u64) -> bool {
+        c.lookup(&Key::Block(OffsetableCacheKey::new(0, 0).with_offset(k))).is_some()
+    }
+
+    /// RocksDB's three pools (`LRUCacheShard::LRU_Insert`, `MaintainPoolSize`): 10 entries,
+    /// a high pool of 2, a low pool of 3. Each priority joins its pool; a full pool passes
+    /// its oldest entry down one pool; eviction takes the bottom pool's oldest first, then
+    /// the low pool's, then the high pool's; a hit goes to the high pool.
+    #[test]
+    fn three_pools_insert_overflow_and_evict_in_rocksdb_order() {
+        use Priority::{Bottom, High, Low};
+        let c = pools(10, 0.2, 0.3);
+        assert_eq!(c.low_pri_pool_ratio(), 0.3);
+        for k in 0..5 {
+            put(&c, k, Bottom);
+        }
+        for k in 10..13 {
+            put(&c, k, Low);
+        }
+        for k in 20..22 {
+            put(&c, k, High);
+        }
+        assert_eq!(c.pool_usages(), Some([2 * UNIT, 3 * UNIT, 5 * UNIT]));
+        assert_eq!((pool(&c, 0), pool(&c, 10), pool(&c, 20)), (Some(Bottom), Some(Low), Some(High)));
+
+        // Full: a bottom insert evicts the bottom pool's oldest.
+        put(&c, 5, Bottom);
+        assert_eq!(pool(&c, 0), None);
+        // A low insert evicts the bottom pool's next oldest; the low pool overflows and its
+        // oldest (10) moves to the head of the bottom pool.
+        put(&c, 13, Low);
+        assert_eq!(pool(&c, 1), None);
+        assert_eq!((pool(&c, 10), pool(&c, 13)), (Some(Bottom), Some(Low)));
+        // A high insert: bottom's oldest (2) goes; high overflows into low (20), low into
+        // bottom (11).
+        put(&c, 22, High);
+        assert_eq!(pool(&c, 2), None);
+        assert_eq!((pool(&c, 20), pool(&c, 11), pool(&c, 22)), (Some(Low), Some(Bottom), Some(High)));
+        assert_eq!(c.pool_usages(), Some([2 * UNIT, 3 * UNIT, 5 * UNIT]));
+
+        // A hit joins the high pool, pushing its oldest down.
+        assert!(hit(&c, 3));
+        assert_eq!((pool(&c, 3), pool(&c, 21)), (Some(High), Some(Low)));
+        assert_eq!(pool(&c, 12), Some(Bottom), "the low pool's oldest went down");
+
+        // Eviction order: a stream of bottom inserts takes the bottom pool whole (5 entries,
+        // oldest first) and never reaches the low and high pools.
+        let low_high = [13, 20, 21, 22, 3];
+        for k in 100..150 {
+            put(&c, k, Bottom);
+            for &kept in &low_high {
+                assert!(pool(&c, kept).is_some(), "{kept} evicted by bottom insert {k}");
+            }
+        }
+        assert_eq!(c.pool_usages(), Some([2 * UNIT, 3 * UNIT, 5 * UNIT]));
+        assert_eq!(pool(&c, 144), None);
+        assert_eq!(pool(&c, 145), Some(Bottom));
+        // A stream of low inserts passes the low pool's entries to the bottom pool, where
+        // they are evicted; the high pool stays.
+        for k in 200..220 {
+            put(&c, k, Low);
+        }
+        for k in [13, 20, 21] {
+            assert_eq!(pool(&c, k), None, "{k}");
+        }
+        assert_eq!((pool(&c, 22), pool(&c, 3)), (Some(High), Some(High)));
+        assert_eq!((pool(&c, 219), pool(&c, 215)), (Some(Low), Some(Bottom)));
+        assert!(c.usage() <= c.capacity());
+    }
+
+    /// Without a high pool, high-priority entries and hits join the low pool; without a low
+    /// pool, low-priority entries (and overflow from the high pool) join the bottom pool;
+    /// with neither the cache is one LRU list, whatever the priority.
+    #[test]
+    fn missing_pools_fall_through_as_rocksdb() {
+        use Priority::{Bottom, High, Low};
+        let c = pools(10, 0.0, 0.5);
+        put(&c, 1, High);
+        put(&c, 2, Bottom);
+        assert_eq!((pool(&c, 1), pool(&c, 2)), (Some(Low), Some(Bottom)));
+        assert!(hit(&c, 2));
+        assert_eq!(pool(&c, 2), Some(Low), "a hit entry joins the low pool");
+
+        let c = pools(10, 0.5, 0.0);
+        put(&c, 1, Low);
+        put(&c, 2, Bottom);
+        assert_eq!((pool(&c, 1), pool(&c, 2)), (Some(Bottom), Some(Bottom)));
+        for k in 10..16 {
+            put(&c, k, High);
+        }
+        assert_eq!(pool(&c, 10), Some(Bottom), "high overflow passes the empty low pool");
+        assert_eq!(c.pool_usages(), Some([5 * UNIT, 0, 3 * UNIT]));
+
+        let c = pools(4, 0.0, 0.0);
+        put(&c, 1, High);
+        put(&c, 2, Low);
+        put(&c, 3, Bottom);
+        put(&c, 4, High);
+        assert!(hit(&c, 1));
+        put(&c, 5, High);
+        assert_eq!(pool(&c, 2), None, "plain LRU: the least recently used goes");
+        assert!([1, 3, 4, 5].iter().all(|&k| pool(&c, k) == Some(Bottom)));
+    }
+
+    /// Pinned entries are passed by in every pool; shrinking the capacity shrinks the pools
+    /// (RocksDB's `SetCapacity` then `MaintainPoolSize`).
+    #[test]
+    fn pools_follow_capacity_and_skip_pinned_entries() {
+        use Priority::{Bottom, Low};
+        let c = pools(10, 0.2, 0.4);
+        for k in 0..4 {
+            put(&c, k, Low);
+        }
+        for k in 10..16 {
+            put(&c, k, Bottom);
+        }
+        let held = c.lookup(&Key::Block(OffsetableCacheKey::new(0, 0).with_offset(10))).unwrap();
+        assert_eq!(pool(&c, 10), Some(Priority::High));
+        drop(held);
+        let pinned = c.lookup(&Key::Block(OffsetableCacheKey::new(0, 0).with_offset(11))).unwrap();
+        c.set_capacity(5 * UNIT);
+        assert!(c.usage() <= 5 * UNIT);
+        let [h, l, _] = c.pool_usages().unwrap();
+        assert!(h <= UNIT && l <= 2 * UNIT, "{h} {l}");
+        assert!(pool(&c, 11).is_some(), "a pinned entry stays");
+        for k in 100..120 {
+            put(&c, k, Bottom);
+        }
+        assert!(pool(&c, 11).is_some(), "a pinned entry stays");
+        drop(pinned);
+    }
+
+    /// RocksDB's `MakeSharedCache` refusals.
+    #[test]
+    fn pool_ratios_are_checked_as_rocksdb() {
+        let o = |h, l| LruOptions { high_pri_pool_ratio: h, low_pri_pool_ratio: l, ..LruOptions::default() };
+        assert!(!o(0.5, 0.5).invalid());
+        assert!(!o(0.0, 1.0).invalid());
+        assert!(o(0.6, 0.5).invalid());
+        assert!(o(-0.1, 0.0).invalid());
+        assert!(o(0.0, 1.1).invalid());
+        assert!(LruOptions { num_shard_bits: 20, ..LruOptions::default() }.invalid());
     }
 
     /// `estimated_entry_charge` picks RocksDB's cache: 0 an AutoHyperClockCache, above 0 a

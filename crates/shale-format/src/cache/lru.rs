@@ -1,43 +1,55 @@
-//! One shard of the LRU cache (RocksDB's `LRUCacheShard`), with its high-priority pool.
+//! One shard of the LRU cache (RocksDB's `LRUCacheShard`), with its three pools.
 //!
 //! ```text
-//!   high-pri pool:  head (newest) <-> ... <-> tail   (<= capacity x high_pri_pool_ratio)
-//!                                               | overflow: the pool's oldest entry moves
-//!                                               v           to the head of the low pool
-//!   low-pri pool:   head (newest) <-> ... <-> tail   -> evicted first
+//!   high-pri pool:   head (newest) <-> ... <-> tail  (<= capacity x high_pri_pool_ratio)
+//!                                                |  overflow: the pool's oldest entry moves
+//!                                                v            to the head of the low pool
+//!   low-pri pool:    head (newest) <-> ... <-> tail  (<= capacity x low_pri_pool_ratio)
+//!                                                |  overflow: to the head of the bottom pool
+//!                                                v
+//!   bottom-pri pool: head (newest) <-> ... <-> tail  -> evicted first
 //! ```
 //!
-//! Both pools are one LRU list in RocksDB (the pool boundary is a pointer into it); two lists
-//! are the same order. An entry inserted with high priority goes to the head of the high
-//! pool, others to the head of the low pool; an entry looked up (a hit) goes to the head of
-//! the high pool, as RocksDB's `LRU_Insert` puts entries that have been hit there too, when
-//! the pool has room (`high_pri_pool_ratio > 0`). Eviction takes the tail of the low pool,
-//! then of the high pool.
+//! The pools are one LRU list in RocksDB (`lru_low_pri_` and `lru_bottom_pri_` point at the
+//! newest entry of the low and bottom pools); three lists are the same order. Where an entry
+//! goes when it is inserted or hit is RocksDB's `LRU_Insert`:
+//! - high priority, or hit before: the head of the high pool if `high_pri_pool_ratio > 0`;
+//! - else (or low priority): the head of the low pool if `low_pri_pool_ratio > 0`;
+//! - else (or bottom priority): the head of the bottom pool.
+//!
+//! After an entry joins the high or the low pool, `MaintainPoolSize` moves the oldest entries
+//! of an overflowing pool down one pool. Eviction takes the tail of the bottom pool, then of
+//! the low pool, then of the high pool.
 //!
 //! An entry is pinned while someone besides the cache holds its value (the `Arc`'s count is
 //! above one): a reader using a block, a table reader holding its index, a reservation's
 //! owner. Pinned entries are charged to the usage and never evicted, as RocksDB's referenced
 //! handles; eviction passes them by. (They stay in their pool's list and count in its usage,
 //! where RocksDB takes a referenced entry out of its list until it is released: a pool full
-//! of pinned entries demotes its unpinned ones sooner than RocksDB's would.) When nothing more can be evicted and the entry does
-//! not fit, the insert fails if `strict_capacity_limit` is set, else the cache goes over its
-//! capacity (RocksDB's `LRUCacheShard::InsertItem`).
+//! of pinned entries demotes its unpinned ones sooner than RocksDB's would.) When nothing more
+//! can be evicted and the entry does not fit, the insert fails if `strict_capacity_limit` is
+//! set, else the cache goes over its capacity (RocksDB's `LRUCacheShard::InsertItem`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::block_cache::{FxBuild, Insert, Key, Shard, Value};
+use super::block_cache::{FxBuild, Insert, Key, Priority, Shard, Value};
 
 const NIL: u32 = u32::MAX;
+
+/// The pools, as indexes into `Inner::pools`.
+const HIGH: usize = 0;
+const LOW: usize = 1;
+const BOTTOM: usize = 2;
 
 struct Node {
     key: Key,
     value: Value,
     charge: usize,
     role: u8,
-    in_high: bool,
+    pool: u8,
     prev: u32,
     next: u32,
 }
@@ -55,11 +67,12 @@ struct Inner {
     map: HashMap<Key, u32, FxBuild>,
     nodes: Vec<Option<Node>>,
     free: Vec<u32>,
-    high: List,
-    low: List,
+    /// High, low and bottom pool.
+    pools: [List; 3],
     usage: usize,
     capacity: usize,
     high_pri_pool_ratio: f64,
+    low_pri_pool_ratio: f64,
     strict: bool,
 }
 
@@ -68,17 +81,19 @@ pub struct LruShard {
 }
 
 impl LruShard {
-    pub fn new(capacity: usize, high_pri_pool_ratio: f64, strict: bool) -> LruShard {
+    /// A shard of `capacity` bytes; the ratios are checked by the caller (each in [0, 1],
+    /// their sum at most 1).
+    pub fn new(capacity: usize, high_pri_pool_ratio: f64, low_pri_pool_ratio: f64, strict: bool) -> LruShard {
         LruShard {
             inner: Mutex::new(Inner {
                 map: HashMap::with_hasher(FxBuild),
                 nodes: Vec::new(),
                 free: Vec::new(),
-                high: EMPTY,
-                low: EMPTY,
+                pools: [EMPTY; 3],
                 usage: 0,
                 capacity,
                 high_pri_pool_ratio,
+                low_pri_pool_ratio,
                 strict,
             }),
         }
@@ -94,9 +109,9 @@ impl Inner {
     }
 
     fn unlink(&mut self, i: u32) {
-        let (prev, next, in_high, charge) = {
+        let (prev, next, pool, charge) = {
             let n = self.node(i);
-            (n.prev, n.next, n.in_high, n.charge)
+            (n.prev, n.next, n.pool as usize, n.charge)
         };
         if prev != NIL {
             self.node(prev).next = next;
@@ -104,7 +119,7 @@ impl Inner {
         if next != NIL {
             self.node(next).prev = prev;
         }
-        let list = if in_high { &mut self.high } else { &mut self.low };
+        let list = &mut self.pools[pool];
         if list.head == i {
             list.head = next;
         }
@@ -114,11 +129,11 @@ impl Inner {
         list.usage -= charge;
     }
 
-    fn link_head(&mut self, i: u32, high: bool) {
-        let list = if high { self.high } else { self.low };
+    fn link_head(&mut self, i: u32, pool: usize) {
+        let list = self.pools[pool];
         let charge = {
             let n = self.node(i);
-            n.in_high = high;
+            n.pool = pool as u8;
             n.prev = NIL;
             n.next = list.head;
             n.charge
@@ -126,7 +141,7 @@ impl Inner {
         if list.head != NIL {
             self.node(list.head).prev = i;
         }
-        let list = if high { &mut self.high } else { &mut self.low };
+        let list = &mut self.pools[pool];
         list.head = i;
         if list.tail == NIL {
             list.tail = i;
@@ -134,17 +149,41 @@ impl Inner {
         list.usage += charge;
     }
 
-    fn high_capacity(&self) -> usize {
-        (self.capacity as f64 * self.high_pri_pool_ratio) as usize
+    fn pool_capacity(&self, pool: usize) -> usize {
+        let ratio = if pool == HIGH { self.high_pri_pool_ratio } else { self.low_pri_pool_ratio };
+        (self.capacity as f64 * ratio) as usize
     }
 
-    /// RocksDB's `MaintainPoolSize`: the high pool's overflow moves to the low pool.
-    fn maintain_pool(&mut self) {
-        let cap = self.high_capacity();
-        while self.high.usage > cap && self.high.tail != NIL {
-            let t = self.high.tail;
-            self.unlink(t);
-            self.link_head(t, false);
+    /// RocksDB's `LRU_Insert`: the pool an entry of `priority` (`hit`: looked up before)
+    /// joins.
+    fn pool_for(&self, priority: Priority, hit: bool) -> usize {
+        if self.high_pri_pool_ratio > 0.0 && (priority == Priority::High || hit) {
+            HIGH
+        } else if self.low_pri_pool_ratio > 0.0 && (priority != Priority::Bottom || hit) {
+            LOW
+        } else {
+            BOTTOM
+        }
+    }
+
+    /// Links `i` at the head of `pool` and keeps the pools within their capacities.
+    fn place(&mut self, i: u32, pool: usize) {
+        self.link_head(i, pool);
+        if pool != BOTTOM {
+            self.maintain_pools();
+        }
+    }
+
+    /// RocksDB's `MaintainPoolSize`: the high pool's overflow moves to the low pool, the low
+    /// pool's to the bottom pool, oldest first.
+    fn maintain_pools(&mut self) {
+        for (from, to) in [(HIGH, LOW), (LOW, BOTTOM)] {
+            let cap = self.pool_capacity(from);
+            while self.pools[from].usage > cap && self.pools[from].tail != NIL {
+                let t = self.pools[from].tail;
+                self.unlink(t);
+                self.link_head(t, to);
+            }
         }
     }
 
@@ -157,12 +196,12 @@ impl Inner {
         Some(n)
     }
 
-    /// Evicts unpinned entries, oldest first (the low pool from its tail, then the high
-    /// pool), until `charge` more bytes fit or nothing more can go. Evicted values are pushed
-    /// to `out` (dropped outside the lock).
+    /// Evicts unpinned entries, oldest first (the bottom pool from its tail, then the low
+    /// pool, then the high pool), until `charge` more bytes fit or nothing more can go.
+    /// Evicted values are pushed to `out` (dropped outside the lock).
     fn evict_for(&mut self, charge: usize, out: &mut Vec<Value>) {
-        for high in [false, true] {
-            let mut cur = if high { self.high.tail } else { self.low.tail };
+        for pool in [BOTTOM, LOW, HIGH] {
+            let mut cur = self.pools[pool].tail;
             while self.usage + charge > self.capacity && cur != NIL {
                 let (prev, pinned) = {
                     let n = self.node(cur);
@@ -183,17 +222,27 @@ impl Shard for LruShard {
     fn lookup(&self, key: &Key) -> Option<Value> {
         let mut g = self.inner.lock();
         let i = *g.map.get(key)?;
-        let use_high = g.high_pri_pool_ratio > 0.0;
+        // A hit entry goes back as RocksDB's `LRU_Insert` puts an entry with `HasHit`.
+        let pool = g.pool_for(Priority::Bottom, true);
         g.unlink(i);
         let v = g.node(i).value.clone();
-        g.link_head(i, use_high);
-        if use_high {
-            g.maintain_pool();
-        }
+        g.place(i, pool);
         Some(v)
     }
 
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
+        let priority = if high_pri { Priority::High } else { Priority::Low };
+        self.insert_with_priority(key, value, charge, role, priority)
+    }
+
+    fn insert_with_priority(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        priority: Priority,
+    ) -> Insert {
         let mut dropped = Vec::new();
         let mut g = self.inner.lock();
         if let Some(&old) = g.map.get(&key) {
@@ -206,8 +255,8 @@ impl Shard for LruShard {
             drop(g);
             return Insert::NoRoom;
         }
-        let use_high = high_pri && g.high_pri_pool_ratio > 0.0;
-        let node = Node { key: key.clone(), value, charge, role, in_high: false, prev: NIL, next: NIL };
+        let pool = g.pool_for(priority, false);
+        let node = Node { key: key.clone(), value, charge, role, pool: BOTTOM as u8, prev: NIL, next: NIL };
         let i = match g.free.pop() {
             Some(i) => {
                 g.nodes[i as usize] = Some(node);
@@ -220,10 +269,7 @@ impl Shard for LruShard {
         };
         g.map.insert(key, i);
         g.usage += charge;
-        g.link_head(i, use_high);
-        if use_high {
-            g.maintain_pool();
-        }
+        g.place(i, pool);
         drop(g);
         drop(dropped);
         Insert::Kept
@@ -245,7 +291,7 @@ impl Shard for LruShard {
         let mut g = self.inner.lock();
         g.capacity = capacity;
         g.evict_for(0, &mut dropped);
-        g.maintain_pool();
+        g.maintain_pools();
         drop(g);
         drop(dropped);
     }
@@ -264,8 +310,23 @@ impl Shard for LruShard {
 
     #[cfg(test)]
     fn in_high_pool(&self, key: &Key) -> Option<bool> {
+        self.pool_of(key).map(|p| p == Priority::High)
+    }
+
+    #[cfg(test)]
+    fn pool_of(&self, key: &Key) -> Option<Priority> {
         let g = self.inner.lock();
         let i = *g.map.get(key)?;
-        g.nodes.get(i as usize)?.as_ref().map(|n| n.in_high)
+        g.nodes.get(i as usize)?.as_ref().map(|n| match n.pool as usize {
+            HIGH => Priority::High,
+            LOW => Priority::Low,
+            _ => Priority::Bottom,
+        })
+    }
+
+    #[cfg(test)]
+    fn pool_usages(&self) -> Option<[usize; 3]> {
+        let g = self.inner.lock();
+        Some([g.pools[HIGH].usage, g.pools[LOW].usage, g.pools[BOTTOM].usage])
     }
 }

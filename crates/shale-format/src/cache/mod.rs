@@ -8,5 +8,5 @@ mod lru;
 
 pub use block_cache::{
     new_cache_session, role, BlockCache, CacheKey, CacheKind, CacheReservation, HyperClockOptions, Key,
-    LruOptions, OffsetableCacheKey,
+    LruOptions, OffsetableCacheKey, Priority,
 };

@@ -253,6 +253,9 @@ pub struct WarmCache {
     /// RocksDB's `block_protection_bytes_per_key`: a block put in the cache gets the
     /// per-entry checksums a block read from the file would (`Block::protected`).
     pub block_protection_bytes_per_key: u8,
+    /// RocksDB's `WarmCacheConfig::Compute`: a flush warms with low priority, a compaction
+    /// with bottom priority.
+    pub priority: crate::cache::Priority,
 }
 
 impl std::fmt::Debug for WarmCache {
@@ -1254,7 +1257,7 @@ impl TableBuilder {
         );
         let n = block.size() as u64;
         let stats = w.statistics.as_deref();
-        if let Err(e) = w.cache.insert(w.key.with_offset(handle.offset), block) {
+        if let Err(e) = w.cache.insert_block(w.key.with_offset(handle.offset), block, w.priority) {
             crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
             return Err(e);
         }

@@ -427,6 +427,7 @@ fn warm_cache_puts_each_data_block_in_the_cache() {
         statistics: None,
         read_amp_bytes_per_bit: 0,
         block_protection_bytes_per_key: 0,
+        priority: crate::cache::Priority::Low,
     });
     let path = dir.path().join("warm.sst");
     let r = build(&path, o, &d);

@@ -125,12 +125,20 @@ impl SvWatch {
     }
 }
 
+/// A transaction's writes as internal entries (key, value), sorted.
+type BatchEntries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// What `refresh` and the SuperVersion checks rebuild the iterator from. The database is
 /// weak: an iterator must not keep a closed database (and its LOCK) alive.
 struct Source {
     inner: Weak<DbInner>,
     cf: Arc<CfHandle>,
     ro: ReadOptions,
+    /// A transaction's writes to `cf`, as internal entries numbered above every sequence
+    /// number the database can reach, merged over each view built (RocksDB's
+    /// `WriteBatchWithIndex::NewIteratorWithBase` over a tailing base iterator): the batch
+    /// entry of a key hides the database's, and the database is read at the latest data.
+    overlay: Option<Arc<BatchEntries>>,
 }
 
 /// One view an iterator reads: its merged iterator and the SuperVersion under it.
@@ -181,7 +189,34 @@ pub struct DBRawIteratorWithThreadMode<'a, D: DBAccess> {
 
 impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     pub(crate) fn new(inner: &Arc<DbInner>, cf: &Arc<CfHandle>, ro: &ReadOptions) -> Self {
-        let source = Source { inner: Arc::downgrade(inner), cf: cf.clone(), ro: ro.clone() };
+        Self::with_source(
+            inner,
+            Source { inner: Arc::downgrade(inner), cf: cf.clone(), ro: ro.clone(), overlay: None },
+        )
+    }
+
+    /// A tailing iterator over a transaction's writes to `cf` (`batch`: internal entries,
+    /// sorted, numbered above every sequence number the database can reach) and the
+    /// database's latest data, as RocksDB's `Transaction::GetIterator` with `tailing`
+    /// (a `BaseDeltaIterator` over a `ForwardIterator`). It follows the family's newer
+    /// SuperVersions and refuses backward moves as a tailing iterator over the database
+    /// does; the batch is the one given (writes the transaction makes later are not seen).
+    pub(crate) fn tailing_over_batch(
+        inner: &Arc<DbInner>,
+        cf: &Arc<CfHandle>,
+        ro: &ReadOptions,
+        batch: BatchEntries,
+    ) -> Self {
+        let source = Source {
+            inner: Arc::downgrade(inner),
+            cf: cf.clone(),
+            ro: ro.clone(),
+            overlay: Some(Arc::new(batch)),
+        };
+        Self::with_source(inner, source)
+    }
+
+    fn with_source(inner: &Arc<DbInner>, source: Source) -> Self {
         // The first view is built before the iterator, which starts on it: no placeholder
         // iterator is built and dropped (about 900 instructions of each seekrandom seek).
         let view = Self::build_view(inner, &source);
@@ -253,7 +288,22 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
             .and_then(|f| read_ts.as_ref().map(|_| f).map_err(Clone::clone))
             .and_then(|f| inner.internal_iterator(cf, &sv, &src.ro, &prefix).map(|x| (f, x)));
         let (follow, (it, tomb)) = match built {
-            Ok((f, x)) => (f, x),
+            Ok((f, (it, tomb))) => match &src.overlay {
+                // The transaction's entries, numbered above the database's, come first at
+                // each of their keys: no database tombstone covers them.
+                Some(batch) => {
+                    let children = vec![it, crate::transactions::batch_iterator(batch.to_vec(), &cf.icmp)];
+                    (
+                        f,
+                        (
+                            Box::new(crate::iter::MergingIterator::new(cf.icmp.clone(), children))
+                                as BoxedIterator,
+                            tomb,
+                        ),
+                    )
+                }
+                None => (f, (it, tomb)),
+            },
             Err(e) => (
                 Follow::Pinned,
                 (
@@ -371,6 +421,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
     /// no longer applies, so it no longer auto-refreshes) and is unpositioned until the
     /// next seek. The SuperVersion it held is released.
     pub fn refresh(&mut self) -> Result<()> {
+        self.refuse_refresh_over_batch()?;
         let inner = self.source_db()?;
         if let Some(src) = &mut self.source {
             src.ro.snapshot = None;
@@ -389,6 +440,7 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         &mut self,
         snapshot: &crate::db::SnapshotWithThreadMode<'_, S>,
     ) -> Result<()> {
+        self.refuse_refresh_over_batch()?;
         let inner = self.source_db()?;
         if let Some(src) = &mut self.source {
             if src.ro.tailing {
@@ -400,6 +452,15 @@ impl<'a, D: DBAccess> DBRawIteratorWithThreadMode<'a, D> {
         }
         self.rebuild(&inner);
         self.iter.status()
+    }
+
+    /// An iterator over a transaction's writes cannot be refreshed: RocksDB's
+    /// `BaseDeltaIterator` keeps `Iterator::Refresh`'s NotSupported.
+    fn refuse_refresh_over_batch(&self) -> Result<()> {
+        if self.source.as_ref().is_some_and(|s| s.overlay.is_some()) {
+            return Err(crate::Error::not_supported("Refresh() is not supported"));
+        }
+        Ok(())
     }
 
     /// Whether the family has a newer SuperVersion this iterator should move onto, or

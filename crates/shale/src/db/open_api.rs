@@ -342,7 +342,14 @@ pub(crate) fn open_as<T: ThreadMode>(
                     super::flush::FlushChecks::of(&config),
                 )? {
                     if let Some(job) = recovery_job {
-                        super::info_log::log_table_created(&info_log, &table_cache, job, &cf.handle, &t.0);
+                        super::info_log::log_table_created(
+                            &info_log,
+                            &table_cache,
+                            job,
+                            &cf.handle,
+                            &t.0,
+                            Some(0),
+                        );
                     }
                     recovery_ctx.new_files.push((*id, t.0, t.1));
                 }

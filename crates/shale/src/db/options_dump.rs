@@ -108,7 +108,7 @@ pub(crate) fn cache_printable_options(c: &BlockCache) -> String {
     s.push_str("    memory_allocator : None\n");
     if c.kind() == crate::cache::CacheKind::Lru {
         let _ = writeln!(s, "    high_pri_pool_ratio: {:.3}", c.high_pri_pool_ratio());
-        s.push_str("    low_pri_pool_ratio: 0.000\n");
+        let _ = writeln!(s, "    low_pri_pool_ratio: {:.3}", c.low_pri_pool_ratio());
     }
     s
 }

@@ -35,6 +35,7 @@ mod lock_mgr;
 mod options;
 mod txn;
 mod wbwi;
+pub(crate) use wbwi::batch_iterator;
 
 pub use options::{OptimisticTransactionOptions, TransactionDBOptions, TransactionOptions};
 use txn::{Kind, OccShared, TxnCore, TxnDbShared, NO_SNAPSHOT};

@@ -325,16 +325,14 @@ impl TxnCore {
         self.get(cf, key, ro)
     }
 
-    /// The transaction's writes merged over the database's view of `cf` at `ro`.
+    /// The transaction's writes merged over the database's view of `cf` at `ro` (`tailing`
+    /// is not looked at: `raw_iterator` builds tailing iterators, a `get` ignores it).
     fn view(
         &self,
         st: &TxnState,
         cf: &Arc<CfHandle>,
         ro: &ReadOptions,
     ) -> Result<(Arc<crate::db::SuperVersion>, DBIter)> {
-        if ro.tailing {
-            return Err(Error::not_supported("a tailing iterator over a transaction"));
-        }
         // The SuperVersion before the sequence, as RocksDB's NewIterator: a flush may drop
         // versions no registered snapshot sees.
         let sv = cf.super_version();
@@ -377,6 +375,17 @@ impl TxnCore {
     ) -> DBRawIteratorWithThreadMode<'a, D> {
         let ro = normalize(ro);
         let st = self.st.lock();
+        if ro.tailing {
+            // RocksDB's `NewIteratorWithBase` over the tailing `ForwardIterator` the
+            // database makes: the transaction's entries are numbered above any sequence
+            // number the database reaches, so they hide its entries of the same keys
+            // whatever it writes later.
+            let n = st.batch.len() as u64;
+            let first = crate::key::MAX_SEQUENCE_NUMBER - n - 1;
+            let entries = st.batch.internal_entries(cf.id, first, &cf.icmp);
+            drop(st);
+            return DBRawIteratorWithThreadMode::tailing_over_batch(&self.inner, cf, &ro, entries);
+        }
         match self.view(&st, cf, &ro) {
             Ok((sv, it)) => DBRawIteratorWithThreadMode::over_view(&self.inner, sv, it),
             Err(e) => DBRawIteratorWithThreadMode::failed(cf, e),

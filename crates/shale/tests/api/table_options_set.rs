@@ -277,3 +277,37 @@ fn sample_for_compression_reaches_the_next_tables() {
     let t = flush_one(&db, dir.path(), 2);
     assert_eq!(t.properties().fast_compression_estimated_data_size, 0);
 }
+
+/// The pinning choices act on readers opened from then on, as RocksDB's cloned factory:
+/// with `cache_index_and_filter_blocks`, `pin_l0_filter_and_index_blocks_in_cache` set by
+/// `set_options` makes the next level-0 table's reader hold its index and filter in the
+/// cache (pinned usage grows by them), while the reader opened before keeps releasing its
+/// own after each read.
+#[test]
+fn pinning_choices_act_on_readers_opened_from_then_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    let mut t = BlockBasedOptions::default();
+    t.set_bloom_filter(10.0, false);
+    t.set_cache_index_and_filter_blocks(true);
+    let cache = shale::Cache::new_lru_cache(8 << 20);
+    t.set_block_cache(&cache);
+    o.set_block_based_table_factory(&t);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let pinned = || cache.get_pinned_usage();
+    flush_one(&db, dir.path(), 0);
+    assert!(db.get("key0-000001").unwrap().is_some());
+    let before = pinned();
+    assert!(before < 1024, "nothing of the table is held between reads: {before}");
+
+    db.set_options(&[("block_based_table_factory", "{pin_l0_filter_and_index_blocks_in_cache=true;}")])
+        .unwrap();
+    assert!(options_file(dir.path()).contains("  pin_l0_filter_and_index_blocks_in_cache=true\n"));
+    assert!(db.get("key0-000002").unwrap().is_some());
+    assert_eq!(pinned(), before, "the open reader keeps its choice");
+    flush_one(&db, dir.path(), 1);
+    assert!(db.get("key1-000001").unwrap().is_some());
+    assert!(pinned() > before + 1024, "the new reader pins its index and filter: {}", pinned());
+    assert!(db.get("key0-000003").unwrap().is_some());
+    assert!(pinned() > before + 1024);
+}
