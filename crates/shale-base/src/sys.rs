@@ -133,4 +133,3 @@ mod tests {
         assert_ne!(thread_id(), 0);
     }
 }
-
