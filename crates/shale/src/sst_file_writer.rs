@@ -162,21 +162,27 @@ impl<'a> SstFileWriter<'a> {
         self.add_raw(key, value, t)
     }
 
-    /// `key | ts` under a comparator with timestamps of `ts`'s size (docs/timestamps.md).
-    fn add_with_ts(&mut self, key: &[u8], ts: &[u8], value: &[u8], t: ValueType) -> Result<()> {
+    /// `ts` is a timestamp of the comparator's size and, with
+    /// `persist_user_defined_timestamps=false` (the file holds keys without timestamps), the
+    /// minimum one, as RocksDB's SstFileWriter checks; `which` names the key in the message.
+    fn check_ts(&self, ts: &[u8], which: &str) -> Result<()> {
         let ts_sz = self.opts.comparator.timestamp_size();
         if ts_sz == 0 || ts.len() != ts_sz {
             return Err(ts_mismatch(ts.len(), ts_sz));
         }
-        // `persist_user_defined_timestamps=false`: the file holds keys without timestamps,
-        // so only the minimum one may be given (RocksDB's SstFileWriter).
         if !self.opts.persist_user_defined_timestamps
             && self.opts.comparator.compare_timestamp(ts, &vec![0u8; ts_sz]) != Ordering::Equal
         {
-            return Err(Error::invalid_argument(
-                "persist_user_defined_timestamps flag is set to false, only minimum timestamp is accepted.",
-            ));
+            return Err(Error::invalid_argument(format!(
+                "persist_user_defined_timestamps flag is set to false, only minimum timestamp is accepted{which}."
+            )));
         }
+        Ok(())
+    }
+
+    /// `key | ts` under a comparator with timestamps of `ts`'s size (docs/timestamps.md).
+    fn add_with_ts(&mut self, key: &[u8], ts: &[u8], value: &[u8], t: ValueType) -> Result<()> {
+        self.check_ts(ts, "")?;
         self.add_raw(&[key, ts].concat(), value, t)
     }
 
@@ -263,18 +269,8 @@ impl<'a> SstFileWriter<'a> {
         ts: S,
     ) -> Result<()> {
         let ts = ts.as_ref();
-        let ts_sz = self.opts.comparator.timestamp_size();
-        if ts_sz == 0 || ts.len() != ts_sz {
-            return Err(ts_mismatch(ts.len(), ts_sz));
-        }
-        if !self.opts.persist_user_defined_timestamps
-            && self.opts.comparator.compare_timestamp(ts, &vec![0u8; ts_sz]) != Ordering::Equal
-        {
-            // RocksDB checks the start key's first (both carry `ts`).
-            return Err(Error::invalid_argument(
-                "persist_user_defined_timestamps flag is set to false, only minimum timestamp is accepted for start key.",
-            ));
-        }
+        // RocksDB checks the start key's first (both carry `ts`).
+        self.check_ts(ts, " for start key")?;
         let b = [begin_key.as_ref(), ts].concat();
         let e = [end_key.as_ref(), ts].concat();
         self.delete_range_raw(&b, &e)
