@@ -111,6 +111,14 @@ pub fn families(quick: bool) -> Vec<Family> {
             &format!("--benchmarks=readrandom --threads={t} {n} --reads={}", reads / t),
             true,
         ));
+        if t == 4 {
+            // Issue 34's table has seeks at 4 threads.
+            rows.push(row(
+                "seekrandom, 4 threads",
+                &format!("--benchmarks=seekrandom --threads=4 {n} --reads={}", seeks / 4),
+                true,
+            ));
+        }
         rows.push(row(
             &format!("readwhilewriting, {t} threads"),
             &format!("--benchmarks=readwhilewriting --threads={t} {n} --reads={}", seeks / t),
@@ -123,7 +131,8 @@ pub fn families(quick: bool) -> Vec<Family> {
             "db_bench defaults with `--threads`. `--num` and `--reads` count per thread in db_bench, so they \
              are divided by the thread count: the same total work in every row (fillrandom: {num} writes \
              into a key space of {num}/threads; readrandom: {reads} Gets on the {num}-key database; \
-             readwhilewriting: {seeks} Gets while one more thread writes)."
+             seekrandom (4 threads): {seeks} seeks; readwhilewriting: {seeks} Gets while one more \
+             thread writes)."
         ),
         base: Some(words(&format!("--benchmarks=fillrandom,waitforcompaction {n}"))),
         rows,
