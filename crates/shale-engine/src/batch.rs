@@ -644,9 +644,7 @@ impl Batch {
         if Self::too_large(&[key, ts, value]) {
             return;
         }
-        let before = self.count();
-        self.add_kv(cf, (tag::VALUE, tag::CF_VALUE), &[key, ts].concat(), Some(value));
-        self.note_ts(cf, ts.len(), before);
+        self.add_with_ts(cf, (tag::VALUE, tag::CF_VALUE), key, ts, Some(value));
     }
 
     /// A deletion of `key` at timestamp `ts`: see `put_cf_with_ts`.
@@ -655,9 +653,7 @@ impl Batch {
         if Self::too_large(&[key, ts]) {
             return;
         }
-        let before = self.count();
-        self.add_kv(cf, (tag::DELETION, tag::CF_DELETION), &[key, ts].concat(), None);
-        self.note_ts(cf, ts.len(), before);
+        self.add_with_ts(cf, (tag::DELETION, tag::CF_DELETION), key, ts, None);
     }
 
     /// A merge operand for `key` at timestamp `ts` (RocksDB's `WriteBatch::Merge(cf, key,
@@ -673,12 +669,9 @@ impl Batch {
         if Self::too_large(&[key, ts, value]) {
             return;
         }
-        let before = self.count();
-        self.add_kv(cf, (tag::MERGE, tag::CF_MERGE), &[key, ts].concat(), Some(value));
-        if self.count() != before {
+        if self.add_with_ts(cf, (tag::MERGE, tag::CF_MERGE), key, ts, Some(value)) {
             self.has_merge = Some(true);
         }
-        self.note_ts(cf, ts.len(), before);
     }
 
     /// A deletion of the keys in `[from, to)` at timestamp `ts` (RocksDB's
@@ -695,17 +688,24 @@ impl Batch {
         if Self::too_large(&[from, to, ts, ts]) {
             return;
         }
-        let before = self.count();
         let tags = (tag::RANGE_DELETION, tag::CF_RANGE_DELETION);
-        self.add_kv(cf, tags, &[from, ts].concat(), Some(&[to, ts].concat()));
-        self.note_ts(cf, ts.len(), before);
+        self.add_with_ts(cf, tags, from, ts, Some(&[to, ts].concat()));
     }
 
-    /// Counts a record just added with a timestamp (if it was added).
-    fn note_ts(&mut self, cf: u32, ts_size: usize, count_before: u32) {
-        if self.count() == count_before {
-            return;
+    /// Adds the record of `key | ts` and counts it among the family's timestamped writes;
+    /// false when it was not added (too large).
+    fn add_with_ts(&mut self, cf: u32, tags: (u8, u8), key: &[u8], ts: &[u8], value: Option<&[u8]>) -> bool {
+        let before = self.count();
+        self.add_kv(cf, tags, &[key, ts].concat(), value);
+        if self.count() == before {
+            return false;
         }
+        self.note_ts(cf, ts.len());
+        true
+    }
+
+    /// Counts a record just added with a timestamp of `ts_size` bytes.
+    fn note_ts(&mut self, cf: u32, ts_size: usize) {
         match self.ts_writes.iter_mut().find(|w| w.cf == cf && w.ts_size == ts_size) {
             Some(w) => w.count += 1,
             None => self.ts_writes.push(TsWrites { cf, ts_size, count: 1 }),
