@@ -346,7 +346,7 @@ const fn tbl(
 }
 
 use Kind::{Bool, Double as Dbl, Enum, Function, Int, String as Str, Struct};
-use Mutable::{No, NotBuilt, Yes};
+use Mutable::{No, Yes};
 use Section::{Cf, Db};
 
 /// Every option Shale applies or writes, by section (DB options, then CF, then table).
@@ -2172,7 +2172,20 @@ pub(crate) static ROWS: &[OptionRow] = &[
             None => Ok(false),
         }),
     ),
-    opt("table_factory", Cf, Function, NotBuilt, Some(|c| c.table_format.factory_name().to_string()), None),
+    // RocksDB's TableFactoryParseFn through TableFactory::CreateFromString: a new factory
+    // of the name given, with RocksDB's defaults and the fields named (`{id=..;..}`); tables
+    // written from then on are of that format (`set_options`: `db/dyn_options.rs`).
+    opt(
+        "table_factory",
+        Cf,
+        Function,
+        Yes,
+        Some(|c| c.table_format.factory_name().to_string()),
+        Some(|o, _, v| {
+            apply_table_factory_value(o, v)?;
+            Ok(true)
+        }),
+    ),
     // BlobDB's rows: each flush and compaction reads them when it starts
     // (`db/flush.rs::blob_write_options`, `db/compact.rs`), so `set_options` acts from the
     // next one, as RocksDB's mutable options.
@@ -3301,6 +3314,71 @@ pub(crate) fn apply_plain_table_factory(o: &mut Options, v: &str) -> Result<()> 
         }
     }
     o.table_format = TableFormat::Plain(p);
+    Ok(())
+}
+
+/// `table_factory=<name>` or `table_factory={id=<name>;field=value;...}`: RocksDB 11.8.1's
+/// `TableFactoryParseFn`, which makes a new factory by `TableFactory::CreateFromString` (the
+/// registry's BlockBasedTable, PlainTable and CuckooTable) with RocksDB's default options and
+/// the fields named set; the family's current table options are not carried over, even for
+/// the same name. A block-based factory without `block_cache` reads through the database's
+/// default block cache (RocksDB's makes its own 32 MiB LRU cache). RocksDB answers OK for an
+/// empty value or an unregistered name and leaves the family with no table factory (its next
+/// flush or read dereferences it); Shale answers InvalidArgument naming the value.
+pub(crate) fn apply_table_factory_value(o: &mut Options, v: &str) -> Result<()> {
+    use crate::table::TableFormat;
+    let name = "table_factory";
+    let v = v.trim();
+    let (id, fields): (&str, Vec<(&str, &str)>) = if v.contains('=') {
+        let all = struct_fields(name, v)?;
+        let id = all.iter().find(|(k, _)| *k == "id").map(|(_, x)| *x).unwrap_or("");
+        (id, all.into_iter().filter(|(k, _)| *k != "id").collect())
+    } else {
+        (v.strip_prefix('{').and_then(|t| t.strip_suffix('}')).unwrap_or(v).trim(), Vec::new())
+    };
+    let rest = || {
+        let mut s = String::from("{");
+        for (k, x) in &fields {
+            s.push_str(&format!("{k}={x};"));
+        }
+        s.push('}');
+        s
+    };
+    match id {
+        "BlockBasedTable" => {
+            let mut n = o.clone();
+            n.set_block_based_table_factory(&BlockBasedOptions::default());
+            crate::options_tbl::apply_block_based_table_factory(&mut n, &rest())?;
+            o.table = n.table;
+            o.table_format = n.table_format;
+        }
+        "PlainTable" => {
+            let mut n = o.clone();
+            n.table_format = TableFormat::Plain(crate::table::plain::PlainTableOptions::default());
+            apply_plain_table_factory(&mut n, &rest())?;
+            o.table_format = n.table_format;
+        }
+        "CuckooTable" => {
+            let mut c = crate::table::cuckoo::CuckooOptions::default();
+            for (k, x) in &fields {
+                match *k {
+                    "hash_table_ratio" => c.hash_table_ratio = number(k, x)?,
+                    "max_search_depth" => c.max_search_depth = number(k, x)?,
+                    "cuckoo_block_size" => c.cuckoo_block_size = number(k, x)?,
+                    "identity_as_first_hash" => c.identity_as_first_hash = boolean(k, x)?,
+                    "use_module_hash" => c.use_module_hash = boolean(k, x)?,
+                    _ => return Err(Error::invalid_argument(format!("Could not find option: {k}"))),
+                }
+            }
+            o.table_format = TableFormat::Cuckoo(c);
+        }
+        "" if fields.is_empty() => {
+            return Err(Error::invalid_argument("table_factory: an empty value leaves no table factory"))
+        }
+        // RocksDB's NewSharedObject: options without an id.
+        "" => return Err(Error::not_supported("Cannot reset object ")),
+        other => return Err(Error::invalid_argument(format!("Could not load TableFactory: {other}"))),
+    }
     Ok(())
 }
 

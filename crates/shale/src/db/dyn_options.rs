@@ -131,10 +131,6 @@ pub(crate) fn cf_options(h: &CfHandle) -> Result<&Options> {
     })
 }
 
-/// RocksDB's mutable column-family options Shale cannot change yet, besides the option
-/// table's rows marked so (`options_table.rs`).
-const MUTABLE_NOT_BUILT: &[&str] = &["block_protection_bytes_per_key"];
-
 /// Column-family options that exist but cannot change while the database is open, besides
 /// the option table's immutable rows.
 const NOT_CHANGEABLE: &[&str] = &["cf_paths"];
@@ -143,9 +139,6 @@ const NOT_CHANGEABLE: &[&str] = &["cf_paths"];
 /// for what each does).
 pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> {
     use crate::options_table::{find, Mutable, Section};
-    let not_built = || {
-        Error::not_supported(format!("set_options: option {name} cannot be changed by Shale yet (issue 10)"))
-    };
     if name == "block_based_table_factory" {
         return apply_table_factory(o, v);
     }
@@ -155,9 +148,7 @@ pub(crate) fn apply_mutable(o: &mut Options, name: &str, v: &str) -> Result<()> 
                 return Err(bad_value(name, v));
             }
         }
-        Some(r) if r.mutable == Mutable::NotBuilt => return Err(not_built()),
         Some(_) => return Err(Error::invalid_argument(format!("Option not changeable: {name}"))),
-        None if MUTABLE_NOT_BUILT.contains(&name) => return Err(not_built()),
         None if NOT_CHANGEABLE.contains(&name) => {
             return Err(Error::invalid_argument(format!("Option not changeable: {name}")))
         }
@@ -197,10 +188,13 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
     {
         let this = inner;
         this.check_writable()?;
-        let mut new = cf_options(handle)?.clone();
+        let old = cf_options(handle)?;
+        let mut new = old.clone();
         for (k, v) in pairs {
             apply_mutable(&mut new, k, v)?;
         }
+        keep_sanitized_ages(old, &mut new);
+        check_table_format_ages(&new)?;
         new.check_supported()?;
         if new.level0_stop_writes_trigger < new.level0_slowdown_writes_trigger {
             new.level0_stop_writes_trigger = new.level0_slowdown_writes_trigger;
@@ -215,6 +209,46 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
         ));
         this.hooks.write_options_file(this)
     }
+}
+
+/// RocksDB's default `ttl` and `periodic_compaction_seconds` (`kDefaultTtl`,
+/// `kDefaultPeriodicCompSecs`): sanitized when the family opens.
+const AGE_DEFAULT: u64 = u64::MAX - 1;
+
+/// RocksDB's SanitizeCfOptions turns the default `ttl` and `periodic_compaction_seconds` into
+/// values that depend on the table factory (30 days for block-based tables, 0 otherwise) once,
+/// when the family opens; SetOptions does not sanitize again. Shale keeps the default and
+/// reads it by the factory in force, so when `table_factory` changes, the values the family
+/// had are written into `new` (those still at the default): a block-based family switched to
+/// PlainTable keeps its 30 days (and is refused below), a PlainTable family switched to
+/// BlockBasedTable keeps 0.
+fn keep_sanitized_ages(old: &Options, new: &mut Options) {
+    if std::mem::discriminant(&old.table_format) == std::mem::discriminant(&new.table_format) {
+        return;
+    }
+    if new.ttl == AGE_DEFAULT {
+        new.ttl = old.sanitized_ttl();
+    }
+    if new.periodic_compaction_seconds == AGE_DEFAULT {
+        new.periodic_compaction_seconds = old.age_compaction_seconds().1;
+    }
+}
+
+/// RocksDB's ColumnFamilyData::ValidateOptions, which SetOptions runs on the new options:
+/// `ttl` and `periodic_compaction_seconds` (other than 0 and the default) need block-based
+/// tables.
+fn check_table_format_ages(o: &Options) -> Result<()> {
+    if o.table_format == crate::table::TableFormat::BlockBased {
+        return Ok(());
+    }
+    if o.ttl > 0 && o.ttl != AGE_DEFAULT {
+        return Err(Error::not_supported("TTL is only supported in Block-Based Table format. "));
+    }
+    let p = o.periodic_compaction_seconds;
+    if p > 0 && p != AGE_DEFAULT {
+        return Err(Error::not_supported("Periodic Compaction is only supported in Block-Based Table format. "));
+    }
+    Ok(())
 }
 
 /// The mutable DB options `set_db_options` applies on an open database (see
@@ -276,7 +310,8 @@ pub(crate) fn apply_db_options(
         return Err(Error::invalid_argument("empty input"));
     }
     inner.check_writable()?;
-    let mut new = hooks.db_options();
+    let current = hooks.db_options();
+    let mut new = current.clone();
     for (name, v) in pairs {
         match find(Section::Db, name) {
             Some(r) if r.mutable == Mutable::Yes && DB_OPTIONS_BUILT.contains(name) => {
@@ -299,6 +334,14 @@ pub(crate) fn apply_db_options(
     // RocksDB's SetDBOptions: `bytes_per_sync` 0 becomes 1 MiB whatever was set.
     if new.bytes_per_sync == 0 {
         new.bytes_per_sync = 1 << 20;
+    }
+    // RocksDB's MutableDBOptionsAreEqual: values that change nothing leave the database as it
+    // is (no validation, no new OPTIONS file) and answer OK.
+    let unchanged =
+        crate::options_table::rows(Section::Db).filter(|r| r.mutable == Mutable::Yes).all(|r| r.get(&current) == r.get(&new));
+    if unchanged {
+        inner.info_log.log(format_args!("SetDBOptions(), input option value is not changed, skipping updating."));
+        return Ok(());
     }
     // RocksDB's ValidateOptions of the DB options set.
     new.dbmisc.validate()?;

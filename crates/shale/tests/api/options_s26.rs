@@ -1,0 +1,119 @@
+//! Two behaviours of RocksDB 11.8.1's options machinery:
+//! - an OPTIONS file RocksDB 7.8.3 wrote holds options 11.8.1 no longer writes
+//!   (`random_access_max_buffer_size`, `skip_checking_sst_file_sizes_on_db_open`,
+//!   `fail_if_options_file_error`, `access_hint_on_compaction_start`,
+//!   `ignore_max_compaction_bytes_for_input`, `check_flush_compaction_key_order`,
+//!   `level_compaction_dynamic_file_size`, `max_write_buffer_number_to_maintain`): each has a
+//!   row marked `kDeprecated` in 11.8.1's `db_options.cc` / `cf_options.cc`, whose
+//!   `OptionTypeInfo::Parse` returns OK for any value, so the file loads whatever they hold;
+//!   a name with no row at all is InvalidArgument (`ignore_unknown_options` does not apply
+//!   to a file of an older RocksDB);
+//! - `set_db_options` whose values change nothing answers OK and writes no OPTIONS file
+//!   (`DBImpl::SetDBOptions`' MutableDBOptionsAreEqual); an empty map is InvalidArgument.
+
+use shale::{Cache, Env, ErrorKind, Options, DB};
+
+use crate::util;
+
+/// RocksDB 7.8.3's OPTIONS file of the default options with `edits` (name, value) applied
+/// to the lines of those names.
+fn file_78(edits: &[(&str, &str)]) -> String {
+    let mut text = shale::options_file::ROCKSDB_DEFAULTS_TEXT.to_string();
+    for (name, value) in edits {
+        let at = text.find(&format!("  {name}=")).unwrap_or_else(|| panic!("{name} not in 7.8.3's file"));
+        let end = at + text[at..].find('\n').unwrap();
+        text.replace_range(at..end, &format!("  {name}={value}"));
+    }
+    text
+}
+
+fn load(text: &str, ignore_unknown: bool) -> shale::Result<Options> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("OPTIONS-000007"), text).unwrap();
+    Options::load_latest(dir.path(), Env::new().unwrap(), ignore_unknown, Cache::new_lru_cache(1 << 20)).map(|(o, _)| o)
+}
+
+#[test]
+fn options_rocksdb_783_wrote_load_with_any_value() {
+    let edits = [
+        ("random_access_max_buffer_size", "4096"),
+        ("skip_checking_sst_file_sizes_on_db_open", "true"),
+        ("fail_if_options_file_error", "true"),
+        ("access_hint_on_compaction_start", "WILLNEED"),
+        ("ignore_max_compaction_bytes_for_input", "false"),
+        ("check_flush_compaction_key_order", "false"),
+        ("level_compaction_dynamic_file_size", "false"),
+        ("max_write_buffer_number_to_maintain", "7"),
+        // A value written by 7.8.3 that 11.8.1 applies.
+        ("write_buffer_size", "1048576"),
+    ];
+    let text = file_78(&edits);
+    assert!(text.contains("  max_write_buffer_number_to_maintain=7\n"));
+    let mut o = load(&text, false).unwrap();
+    // They change nothing: a database opened with these options writes none of them, and
+    // the applied option is there.
+    let dir = tempfile::tempdir().unwrap();
+    o.create_if_missing(true);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    let written = util::latest_options_text(dir.path());
+    for (name, _) in &edits[..8] {
+        assert!(!written.contains(&format!("  {name}=")), "{name} written:\n{written}");
+    }
+    assert!(written.contains("  write_buffer_size=1048576\n"), "{written}");
+}
+
+#[test]
+fn a_name_no_rocksdb_has_is_refused_in_a_783_file() {
+    let text = file_78(&[]).replace("  max_write_buffer_number_to_maintain=0\n", "  no_such_option=3\n");
+    for ignore in [false, true] {
+        let Err(e) = load(&text, ignore) else { panic!("no_such_option loaded (ignore_unknown={ignore})") };
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains("no_such_option"), "{e}");
+    }
+}
+
+/// The names of the OPTIONS files in `dir`, sorted.
+fn options_files(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = util::files_ending(dir, "")
+        .into_iter()
+        .filter(|n| n.starts_with("OPTIONS-") && !n.ends_with(".dbtmp"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn set_db_options_without_a_change_writes_no_options_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_max_total_wal_size(1 << 30);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let at_open = options_files(dir.path());
+    // The first call changes `bytes_per_sync`: 0 at open (no rate limiter), made 1 MiB by
+    // every SetDBOptions, so the values differ and a new OPTIONS file records it.
+    db.set_db_options(&[("max_total_wal_size", "1073741824")]).unwrap();
+    let first = options_files(dir.path());
+    assert_ne!(first, at_open);
+    assert!(util::latest_options_text(dir.path()).contains("  bytes_per_sync=1048576
+"));
+    // Now the values in force, a deprecated option, `bytes_per_sync` 0 (made 1 MiB) change
+    // nothing: OK, no new file.
+    db.set_db_options(&[("max_total_wal_size", "1073741824")]).unwrap();
+    db.set_db_options(&[("allow_os_buffer", "false"), ("max_total_wal_size", "1073741824")]).unwrap();
+    db.set_db_options(&[("bytes_per_sync", "0")]).unwrap();
+    db.set_db_options(&[("bytes_per_sync", "1048576")]).unwrap();
+    assert_eq!(options_files(dir.path()), first);
+    let after_bps = first;
+    // A bad value is still refused.
+    let e = db.set_db_options(&[("max_total_wal_size", "lots")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let e = db.set_db_options(&[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    // A change writes a new file.
+    db.set_db_options(&[("max_total_wal_size", "2147483648")]).unwrap();
+    let changed = options_files(dir.path());
+    assert_ne!(changed, after_bps);
+    assert!(util::latest_options_text(dir.path()).contains("  max_total_wal_size=2147483648\n"));
+}
