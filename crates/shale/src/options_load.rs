@@ -3,11 +3,15 @@
 //! `LoadLatestOptions`.
 //!
 //! Each `name=value` of the file goes through its row's setter in the option table
-//! (`options_table.rs`; so what a setter refuses is refused here too). An option Shale does not apply is accepted only when its
-//! value is RocksDB's default (RocksDB 11.8.1's, `options_file/rocksdb_11_defaults.ini`, the
-//! version Shale's OPTIONS files name, or 7.8.3's, `options_file/rocksdb_defaults.ini`, for
-//! files older RocksDBs wrote): then it changes nothing. Any other value is NotSupported
-//! naming it. A name neither version knows (a newer RocksDB's option, or none at all) is an
+//! (`options_table.rs`; so what a setter refuses is refused here too). The options RocksDB
+//! 11.8.1 marks `kDeprecated` (7.8.3's `max_write_buffer_number_to_maintain`,
+//! `access_hint_on_compaction_start`, ...) have rows that take any value and change nothing,
+//! as its parser. A value a row does not build is accepted only when it is RocksDB's default
+//! (RocksDB 11.8.1's, `options_file/rocksdb_11_defaults.ini`, the version Shale's OPTIONS
+//! files name, or 7.8.3's, `options_file/rocksdb_defaults.ini`, for files older RocksDBs
+//! wrote): then it changes nothing. Any other value is NotSupported naming it, except an
+//! enum value no RocksDB has, InvalidArgument as RocksDB 11.8.1's enum parser answers. A
+//! name neither version knows (a newer RocksDB's option, or none at all) is an
 //! InvalidArgument in RocksDB 11.8.1's words (`Extra option not recognized: <name>`), skipped
 //! only with `ignore_unknown_options` in a file a RocksDB newer than 11.8 wrote, as RocksDB's
 //! parser does. Struct values (`{a=1;b=2;}`) are compared field by field. The table section
@@ -163,7 +167,7 @@ impl Loader {
 
     fn db_option(&self, o: &mut Options, name: &str, v: &str) -> Result<()> {
         let applied = match find(Section::Db, name) {
-            Some(r) => r.set(o, v)?,
+            Some(r) => enum_mapped(r, v, r.set(o, v)?)?,
             None => false,
         };
         if !applied && !FUNCTION_VALUED.contains(&name) {
@@ -179,7 +183,7 @@ impl Loader {
                 let v = self.known_fields_only(name, v, &self.cf_defaults(name))?;
                 r.set(o, &v)?
             }
-            Some(r) => r.set(o, v)?,
+            Some(r) => enum_mapped(r, v, r.set(o, v)?)?,
             None => false,
         };
         if !applied && !FUNCTION_VALUED.contains(&name) {
@@ -349,7 +353,24 @@ pub(crate) fn load_numbered(
 /// none for it (or does not apply the value).
 pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
     match find(Section::Table, name) {
-        Some(r) => r.set_table(t, v),
+        Some(r) => enum_mapped(r, v, r.set_table(t, v)?),
         None => Ok(false),
     }
+}
+
+/// Values of RocksDB 11.8.1's enum options that Shale's rows do not apply (then accepted at
+/// RocksDB's default only, by `not_applied`).
+const ENUM_VALUES_NOT_BUILT: &[(&str, &str)] =
+    &[("compaction_style", "kCompactionStyleNone"), ("index_type", "kBinarySearchWithFirstKey")];
+
+/// An enum option's value that names none of RocksDB 11.8.1's values for it: InvalidArgument,
+/// as its `OptionTypeInfo::Enum` parser ("No mapping for enum ", name), whatever the file's
+/// version.
+fn enum_mapped(r: &crate::options_table::OptionRow, v: &str, applied: bool) -> Result<bool> {
+    if !applied && r.kind == Kind::Enum && !ENUM_VALUES_NOT_BUILT.contains(&(r.name, v)) {
+        // compaction_style is parsed by ParseOptionHelper (OptionType::kCompactionStyle).
+        let what = if r.name == "compaction_style" { "Error parsing:" } else { "No mapping for enum " };
+        return Err(Error::invalid_argument(format!("{what}: {}", r.name)));
+    }
+    Ok(applied)
 }

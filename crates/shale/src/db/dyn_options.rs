@@ -82,6 +82,19 @@
 //!   entry a search passes (with `memtable_protection_bytes_per_key` above 0).
 //! - `plain_table_factory={user_key_len=..;...}` on a PlainTable family: the plain table
 //!   options named change; flushes and compactions from then on write tables with them.
+//! - `table_factory=BlockBasedTable|PlainTable|CuckooTable` (or `{id=<name>;field=..;}`):
+//!   RocksDB's `TableFactoryParseFn` makes a new factory of that name with RocksDB's default
+//!   options and the fields named (`options_table.rs::apply_table_factory_value`); the
+//!   family's previous table options are not kept. Flushes and compactions from then on write
+//!   tables of the new format; the tables already written keep being read (each reader is
+//!   picked by the table's magic number, `table/any.rs`), and a compaction rewrites them in
+//!   the new format. As RocksDB, the `ttl` and `periodic_compaction_seconds` the family was
+//!   sanitized to at open stay (`keep_sanitized_ages`), and ValidateOptions' checks apply: a
+//!   block-based family (ttl 30 days) switches to PlainTable only with `ttl=0` in the same
+//!   call. RocksDB 11.8.1 reads every table through the family's current factory, so when
+//!   it reopens a database holding tables of both formats it fails with Corruption ("Bad
+//!   table magic number", `tests/interop/table_factory_switch.rs`); Shale reads each table
+//!   by its own format.
 //! - `prefix_extractor`: memtables and tables made from then on use the new extractor; reads
 //!   consult a table's or memtable's prefix filter only while its extractor is the one in
 //!   force (helper cfblob).
@@ -90,7 +103,8 @@
 //! - `compression_manager`: tables written from then on record the built-in manager
 //!   ("BuiltinV2") in their compression options, or none.
 //!
-//! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions.
+//! The OPTIONS file is then rewritten, as RocksDB does after each SetOptions. `set_db_options`
+//! rewrites it only when a value changes (RocksDB's `MutableDBOptionsAreEqual`).
 
 use std::sync::Arc;
 
@@ -246,7 +260,9 @@ fn check_table_format_ages(o: &Options) -> Result<()> {
     }
     let p = o.periodic_compaction_seconds;
     if p > 0 && p != AGE_DEFAULT {
-        return Err(Error::not_supported("Periodic Compaction is only supported in Block-Based Table format. "));
+        return Err(Error::not_supported(
+            "Periodic Compaction is only supported in Block-Based Table format. ",
+        ));
     }
     Ok(())
 }
@@ -337,10 +353,13 @@ pub(crate) fn apply_db_options(
     }
     // RocksDB's MutableDBOptionsAreEqual: values that change nothing leave the database as it
     // is (no validation, no new OPTIONS file) and answer OK.
-    let unchanged =
-        crate::options_table::rows(Section::Db).filter(|r| r.mutable == Mutable::Yes).all(|r| r.get(&current) == r.get(&new));
+    let unchanged = crate::options_table::rows(Section::Db)
+        .filter(|r| r.mutable == Mutable::Yes)
+        .all(|r| r.get(&current) == r.get(&new));
     if unchanged {
-        inner.info_log.log(format_args!("SetDBOptions(), input option value is not changed, skipping updating."));
+        inner
+            .info_log
+            .log(format_args!("SetDBOptions(), input option value is not changed, skipping updating."));
         return Ok(());
     }
     // RocksDB's ValidateOptions of the DB options set.

@@ -30,7 +30,8 @@ fn file_78(edits: &[(&str, &str)]) -> String {
 fn load(text: &str, ignore_unknown: bool) -> shale::Result<Options> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("OPTIONS-000007"), text).unwrap();
-    Options::load_latest(dir.path(), Env::new().unwrap(), ignore_unknown, Cache::new_lru_cache(1 << 20)).map(|(o, _)| o)
+    Options::load_latest(dir.path(), Env::new().unwrap(), ignore_unknown, Cache::new_lru_cache(1 << 20))
+        .map(|(o, _)| o)
 }
 
 #[test]
@@ -96,8 +97,10 @@ fn set_db_options_without_a_change_writes_no_options_file() {
     db.set_db_options(&[("max_total_wal_size", "1073741824")]).unwrap();
     let first = options_files(dir.path());
     assert_ne!(first, at_open);
-    assert!(util::latest_options_text(dir.path()).contains("  bytes_per_sync=1048576
-"));
+    assert!(util::latest_options_text(dir.path()).contains(
+        "  bytes_per_sync=1048576
+"
+    ));
     // Now the values in force, a deprecated option, `bytes_per_sync` 0 (made 1 MiB) change
     // nothing: OK, no new file.
     db.set_db_options(&[("max_total_wal_size", "1073741824")]).unwrap();
@@ -116,4 +119,25 @@ fn set_db_options_without_a_change_writes_no_options_file() {
     let changed = options_files(dir.path());
     assert_ne!(changed, after_bps);
     assert!(util::latest_options_text(dir.path()).contains("  max_total_wal_size=2147483648\n"));
+}
+
+/// An enum value RocksDB 11.8.1 has no mapping for is InvalidArgument naming the option (its
+/// enum parser's refusal); one RocksDB has and Shale does not build stays NotSupported.
+#[test]
+fn enum_values_no_rocksdb_has_are_invalid_in_an_options_file() {
+    for (name, bad) in [
+        ("compaction_style", "kCompactionStyleBogus"),
+        ("index_type", "kNoSuchSearch"),
+        ("data_block_index_type", "kNoSuchIndex"),
+        ("prepopulate_block_cache", "kAlways"),
+    ] {
+        let text = file_78(&[(name, bad)]);
+        let Err(e) = load(&text, false) else { panic!("{name}={bad} loaded") };
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{name}: {e}");
+        assert!(e.to_string().contains(name), "{e}");
+    }
+    let Err(e) = load(&file_78(&[("compaction_style", "kCompactionStyleNone")]), false) else {
+        panic!("kCompactionStyleNone loaded")
+    };
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
 }

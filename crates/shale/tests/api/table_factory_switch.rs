@@ -46,7 +46,14 @@ fn check(db: &DB, tags: &[&str]) {
             );
         }
     }
-    let n = db.iterator(IteratorMode::Start).map(|r| r.unwrap()).count();
+    let mut n = 0;
+    for r in db.iterator(IteratorMode::Start) {
+        let (k, v) = r.unwrap();
+        let k = String::from_utf8(k.to_vec()).unwrap();
+        let (tag, i) = k.split_at(4);
+        assert_eq!(v.as_ref(), format!("value-{tag}-{}", i.parse::<u32>().unwrap()).as_bytes(), "{k}");
+        n += 1;
+    }
     assert_eq!(n, 300 * tags.len());
 }
 
@@ -74,7 +81,8 @@ fn plain() -> PlainTableFactoryOptions {
 /// The options of the latest OPTIONS file, with the prefix extractor (function-valued: the
 /// caller's) set again.
 fn loaded(path: &Path) -> Options {
-    let (mut o, _) = Options::load_latest(path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+    let (mut o, _) =
+        Options::load_latest(path, Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
     o.set_prefix_extractor(SliceTransform::create_fixed_prefix(4));
     o
 }

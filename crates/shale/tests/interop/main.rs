@@ -91,6 +91,7 @@ mod set_db_options;
 mod sst_writer_formats_33;
 mod stats_history;
 mod subcompactions;
+mod table_factory_switch;
 mod tiered_placement;
 mod timestamps_blob_33;
 mod timestamps_merge_rangedel;
