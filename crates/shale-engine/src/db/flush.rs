@@ -267,14 +267,15 @@ fn write_table_inner(
     let path = filename::table_file(table_dir, number);
     let file = fs.new_writable_file(&path)?;
     let (file, checksum) = crate::file_checksum::ChecksummedFile::wrap(file, checks.file_checksum);
-    let mut builder = AnyTableBuilder::new(
-        TableBuilderOptions {
-            filter_level: filter_level(cf, level),
-            warm_cache: warm,
-            ..builder_options(cf, number)
-        },
-        file,
-    );
+    let topts = TableBuilderOptions {
+        filter_level: filter_level(cf, level),
+        warm_cache: warm,
+        ..builder_options(cf, number)
+    };
+    // The table factory this flush writes with, read once (`set_options` may replace it
+    // meanwhile; RocksDB's FlushJob keeps the mutable options it started with).
+    let dedup = matches!(topts.table_format, crate::table::TableFormat::Cuckoo(_));
+    let mut builder = AnyTableBuilder::new(topts, file);
     // RocksDB's FlushJob records `default_write_temperature` (so does a table written at
     // recovery, which the same options describe).
     let mut meta =
@@ -302,7 +303,6 @@ fn write_table_inner(
         }
         *first = false;
     };
-    let dedup = matches!(cf.config().table_format, crate::table::TableFormat::Cuckoo(_));
     let mut last_user_key: Option<Vec<u8>> = None;
     let mut last_stripe = 0;
     // Entries handed to the table builder (`verify_flush_counts`).

@@ -176,3 +176,33 @@ fn table_factory_values_rocksdb_does_not_take() {
     write(&db2, "aaaa");
     assert_eq!(magics(dir2.path()), [PLAIN]);
 }
+
+/// CuckooTable too (RocksDB's registry's third factory): the next flush writes a cuckoo
+/// table, the block-based one is still read, and the OPTIONS file names CuckooTable.
+#[test]
+fn block_based_family_switches_to_cuckoo_table() {
+    const CUCKOO: u64 = 0x9267_89d0_c5f1_7873;
+    // A cuckoo table holds keys and values of one size each.
+    let put = |db: &DB, tag: &str| {
+        for i in 0..300u32 {
+            db.put(format!("{tag}{i:06}"), format!("v{i:06}")).unwrap();
+        }
+        db.flush().unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let db = DB::open(&base(), path).unwrap();
+    put(&db, "aaaa");
+    db.set_options(&[("table_factory", "{id=CuckooTable;max_search_depth=50;}"), ("ttl", "0")]).unwrap();
+    let text = util::latest_options_text(path);
+    assert!(text.contains("table_factory=CuckooTable"), "{text}");
+    assert!(text.contains("  max_search_depth=50\n"), "{text}");
+    put(&db, "bbbb");
+    assert_eq!(magics(path), [BLOCK_BASED, CUCKOO]);
+    for tag in ["aaaa", "bbbb"] {
+        for i in (0..300u32).step_by(23) {
+            assert_eq!(db.get(format!("{tag}{i:06}")).unwrap(), Some(format!("v{i:06}").into_bytes()));
+        }
+    }
+    assert_eq!(db.iterator(IteratorMode::Start).filter(|r| r.is_ok()).count(), 600);
+}
