@@ -16,20 +16,7 @@
 //! (bits 40.., which neither the shard's top bits nor a stripe map's bucket index use), each
 //! stripe a map, a slot table and a hand of its own behind its own lock. Lookups take their
 //! stripe's lock shared and bump the entry's countdown atomically; inserts and evictions take
-//! it exclusively.
-//!
-//! **Readers never sleep on a stripe.** A lookup, and the insert a read makes to keep the
-//! block it read ([`Shard::insert_nowait`]), try the stripe's lock a bounded number of times
-//! and give up when it stays taken: the lookup misses, the insert keeps nothing (as if
-//! inserted and evicted at once, [`Insert::Dropped`]). RocksDB's HyperClockCache looks up and
-//! inserts without a lock at all (an atomic meta word per slot), so no reader of it ever waits
-//! for another thread. With a lock, a holder preempted by the scheduler made every reader of
-//! its stripe sleep until it ran again, a whole time slice: `readrandom --threads=4` on two
-//! cores had 152 of its readers' 248 sleeps in these locks (`perf record -e
-//! sched:sched_switch`, prev_state S), each a latency of milliseconds, which is where that
-//! benchmark's P99.9 sits. A lock held by a running thread is free again within a
-//! microsecond, which the bounded retries wait out. Other inserts (reservations, a user's
-//! `Cache` calls) and erases wait for the lock as before. The shard's usage is one atomic counter over every stripe, so the capacity
+//! it exclusively. The shard's usage is one atomic counter over every stripe, so the capacity
 //! bounds the shard as a whole: an insert sweeps its own stripe's hand first and, when that
 //! freed too little, the other stripes' in turn (one lock held at a time), then charges its
 //! entry (with `strict_capacity_limit`, only if it fits: a compare-and-swap on the usage, as
@@ -61,6 +48,21 @@
 //! reaches 0 in three), so an entry that does not fit because everything left is pinned
 //! fails with `strict_capacity_limit`, or else goes over the capacity, as RocksDB's clock
 //! cache does.
+//!
+//! **Readers never sleep on a stripe.** A lookup, and the insert a read makes to keep the
+//! block it read ([`Shard::insert_nowait`]), try the stripe's lock a bounded number of times
+//! ([`TRY_LOCK_SPINS`]) and give up when it stays taken: the lookup misses (the block is read
+//! from its file), the insert keeps nothing (as if inserted and evicted at once,
+//! [`Insert::Dropped`]). RocksDB's HyperClockCache looks up and inserts with no lock at all
+//! (an atomic meta word per slot), so none of its readers waits for another thread. With a
+//! lock, a holder the scheduler preempted made every reader of its stripe sleep until it ran
+//! again, a whole time slice: of the readers' 248 sleeps in `readrandom --threads=4` on two
+//! cores, 152 were in these locks (`perf record -e sched:sched_switch`, prev_state S), each
+//! a latency of milliseconds, where that benchmark's P99.9 lies. A lock a running thread
+//! holds is free again within a microsecond, which the retries wait out. A read that may not
+//! do I/O ([`Shard::lookup_wait`], where a miss is `Incomplete`), every other insert
+//! (reservations, rows, warming, a user's `Cache` calls), erases, and an insert that must
+//! sweep the other stripes still wait for the lock.
 //!
 //! **Fixed and automatic tables.** RocksDB 11.8.1 builds two HyperClockCaches
 //! (`HyperClockCacheOptions::MakeSharedCache`): with `estimated_entry_charge` 0 an
@@ -492,6 +494,7 @@ impl Shard for ClockShard {
         let g = self.stripes[self.stripe_of(key)].read()?;
         Self::hit(&g, key)
     }
+
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
         let priority = if high_pri { Priority::High } else { Priority::Low };
         self.insert_impl(key, value, charge, role, priority, false)
