@@ -190,9 +190,8 @@ impl BuildHasher for FxBuild {
     }
 }
 
-/// RocksDB's `Cache::Priority`: which LRU pool an entry joins (`lru.rs`). The clock shard
-/// takes high and low only and inserts a bottom entry as a low one (RocksDB's
-/// `ClockCacheShard` gives bottom entries a shorter initial countdown).
+/// RocksDB's `Cache::Priority`: which LRU pool an entry joins (`lru.rs`), or in the clock
+/// shard the countdown an entry starts with (3, 2 and 1, RocksDB's `GetInitialCountdown`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Priority {
     /// Index and filter blocks with `cache_index_and_filter_blocks_with_high_priority`.
@@ -219,7 +218,14 @@ pub enum Insert {
 
 /// One shard of a cache: the operations the LRU and clock shards share.
 pub trait Shard: Send + Sync {
+    /// The entry of `key`; a shard may miss rather than wait for a lock another thread
+    /// holds (the clock shard: see `clock.rs`).
     fn lookup(&self, key: &Key) -> Option<Value>;
+    /// `lookup` that finds every entry the shard holds, waiting for a lock if need be: for a
+    /// read that may not do I/O, where a miss is an error (`Incomplete`), not a file read.
+    fn lookup_wait(&self, key: &Key) -> Option<Value> {
+        self.lookup(key)
+    }
     /// Nothing is inserted unless the outcome is `Kept`.
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert;
     /// `insert` with one of RocksDB's three priorities; a cache without a bottom pool treats
@@ -233,6 +239,12 @@ pub trait Shard: Send + Sync {
         priority: Priority,
     ) -> Insert {
         self.insert(key, value, charge, role, priority == Priority::High)
+    }
+    /// The insert a read makes to keep what it read (a block, a blob, a row): a shard may
+    /// give up rather than wait for a lock another thread holds, and keep nothing
+    /// ([`Insert::Dropped`]), as the clock shard does; the LRU shard waits.
+    fn insert_nowait(&self, key: Key, value: Value, charge: usize, role: u8, priority: Priority) -> Insert {
+        self.insert_with_priority(key, value, charge, role, priority)
     }
     /// Removes `key`'s entry; true when there was one.
     fn erase(&self, key: &Key) -> bool;
@@ -502,14 +514,34 @@ impl BlockCache {
         role: u8,
         priority: Priority,
     ) -> Result<()> {
+        self.insert_in(key, value, charge, role, priority, false)
+    }
+
+    /// `insert_entry` for what a read brought in (a metadata block): the shard may give up
+    /// rather than wait for a lock another thread holds, and then keeps nothing
+    /// ([`Shard::insert_nowait`]); the next read of the block reads it again.
+    pub fn fill_entry(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Result<()> {
+        let priority = if high_pri { Priority::High } else { Priority::Low };
+        self.insert_in(key, value, charge, role, priority, true)
+    }
+
+    fn insert_in(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        priority: Priority,
+        nowait: bool,
+    ) -> Result<()> {
         let shard = self.shard(&key);
-        let what = match shard.insert_with_priority(
-            key.clone(),
-            value,
-            charge + self.entry_metadata,
-            role,
-            priority,
-        ) {
+        let charge = charge + self.entry_metadata;
+        let outcome = if nowait {
+            shard.insert_nowait(key, value, charge, role, priority)
+        } else {
+            shard.insert_with_priority(key, value, charge, role, priority)
+        };
+        let what = match outcome {
             Insert::Kept | Insert::Dropped => return Ok(()),
             Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
             Insert::NoRoom => "Insert failed because unable to evict entries to stay within capacity limit.",
@@ -526,14 +558,24 @@ impl BlockCache {
         self.shard(key).erase(key)
     }
 
-    /// The cached data block of `key`.
+    /// The cached data block of `key` (a miss, rather than a wait, when another thread
+    /// holds the clock shard's lock: see [`Shard::lookup`]).
     pub fn get(&self, key: &CacheKey) -> Option<Arc<Block>> {
         self.lookup(&Key::Block(*key)).and_then(|v| v.downcast::<Block>().ok())
     }
 
-    /// Caches a data block (low priority).
+    /// The cached data block of `key`, waiting for a lock another thread holds: for reads
+    /// that may not do I/O ([`Shard::lookup_wait`]).
+    pub fn get_wait(&self, key: &CacheKey) -> Option<Arc<Block>> {
+        let key = Key::Block(*key);
+        self.shard(&key).lookup_wait(&key).and_then(|v| v.downcast::<Block>().ok())
+    }
+
+    /// Caches a data block a read brought in (low priority); as [`BlockCache::fill_entry`],
+    /// it may keep nothing rather than wait for a lock another thread holds.
     pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<()> {
-        self.insert_block(key, block, Priority::Low)
+        let charge = block.size() + block.extra_memory();
+        self.insert_in(Key::Block(key), block, charge, role::DATA_BLOCK, Priority::Low, true)
     }
 
     /// Caches a data block (or a blob, as a block of its bytes) with `priority`: RocksDB puts

@@ -5,7 +5,8 @@
 //!   slots:  [ e0 | e1 | -- | e3 | e4 | ... ]      map: key -> slot
 //!                  ^ hand: sweeps the slots when room is needed
 //!   each entry: countdown 0..=3 (atomic), its charge, its role
-//!     insert: countdown = 3 (high priority) or 2 (low), as kHighCountdown / kLowCountdown
+//!     insert: countdown = 3 (high priority), 2 (low) or 1 (bottom), as RocksDB's
+//!             kHighCountdown / kLowCountdown / kBottomCountdown
 //!     hit:    countdown + 1, at most 3 (RocksDB raises it from the acquire counter)
 //!     sweep:  pinned (held outside the cache): passed by, untouched
 //!             countdown > 0: countdown - 1;  countdown == 0: evicted
@@ -48,6 +49,21 @@
 //! fails with `strict_capacity_limit`, or else goes over the capacity, as RocksDB's clock
 //! cache does.
 //!
+//! **Readers never sleep on a stripe.** A lookup, and the insert a read makes to keep the
+//! block it read ([`Shard::insert_nowait`]), try the stripe's lock a bounded number of times
+//! ([`TRY_LOCK_SPINS`]) and give up when it stays taken: the lookup misses (the block is read
+//! from its file), the insert keeps nothing (as if inserted and evicted at once,
+//! [`Insert::Dropped`]). RocksDB's HyperClockCache looks up and inserts with no lock at all
+//! (an atomic meta word per slot), so none of its readers waits for another thread. With a
+//! lock, a holder the scheduler preempted made every reader of its stripe sleep until it ran
+//! again, a whole time slice: of the readers' 248 sleeps in `readrandom --threads=4` on two
+//! cores, 152 were in these locks (`perf record -e sched:sched_switch`, prev_state S), each
+//! a latency of milliseconds, where that benchmark's P99.9 lies. A lock a running thread
+//! holds is free again within a microsecond, which the retries wait out. A read that may not
+//! do I/O ([`Shard::lookup_wait`], where a miss is `Incomplete`), every other insert
+//! (reservations, rows, warming, a user's `Cache` calls), erases, and an insert that must
+//! sweep the other stripes still wait for the lock.
+//!
 //! **Fixed and automatic tables.** RocksDB 11.8.1 builds two HyperClockCaches
 //! (`HyperClockCacheOptions::MakeSharedCache`): with `estimated_entry_charge` 0 an
 //! AutoHyperClockCache, whose slot table grows as it fills (Shale's stripes grow their maps
@@ -69,13 +85,28 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use std::sync::RwLock;
+use std::sync::{RwLock, TryLockError};
 
-use super::block_cache::{FxBuild, Insert, Key, Shard, Value};
+use super::block_cache::{FxBuild, Insert, Key, Priority, Shard, Value};
 
 const HIGH_COUNTDOWN: u8 = 3;
 const LOW_COUNTDOWN: u8 = 2;
+const BOTTOM_COUNTDOWN: u8 = 1;
 const MAX_COUNTDOWN: u8 = 3;
+
+/// RocksDB's `GetInitialCountdown`: an entry's countdown when it enters the cache.
+fn initial_countdown(priority: Priority) -> u8 {
+    match priority {
+        Priority::High => HIGH_COUNTDOWN,
+        Priority::Low => LOW_COUNTDOWN,
+        Priority::Bottom => BOTTOM_COUNTDOWN,
+    }
+}
+
+/// How many times a lookup or a read's insert tries a taken stripe lock before giving up
+/// (a pause between tries: about a microsecond or a few in all, longer than a running
+/// holder keeps the lock, far shorter than a preempted holder's time slice).
+const TRY_LOCK_SPINS: u32 = 64;
 
 /// The smallest stripe (bytes of capacity), and the most stripes a shard has.
 const MIN_STRIPE_BYTES: usize = 256 << 10;
@@ -155,6 +186,42 @@ impl Stripe {
     fn write(&self) -> Option<std::sync::RwLockWriteGuard<'_, Inner>> {
         self.0.write().ok()
     }
+
+    /// The stripe's lock shared without sleeping: `Busy` when another thread kept it
+    /// exclusive (or waited for it so) through [`TRY_LOCK_SPINS`] tries.
+    #[inline]
+    fn read_nowait(&self) -> Tried<std::sync::RwLockReadGuard<'_, Inner>> {
+        for _ in 0..TRY_LOCK_SPINS {
+            match self.0.try_read() {
+                Ok(g) => return Tried::Got(g),
+                Err(TryLockError::Poisoned(_)) => return Tried::Poisoned,
+                Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
+            }
+        }
+        Tried::Busy
+    }
+
+    /// The stripe's lock exclusive without sleeping, as [`Stripe::read_nowait`].
+    #[inline]
+    fn write_nowait(&self) -> Tried<std::sync::RwLockWriteGuard<'_, Inner>> {
+        for _ in 0..TRY_LOCK_SPINS {
+            match self.0.try_write() {
+                Ok(g) => return Tried::Got(g),
+                Err(TryLockError::Poisoned(_)) => return Tried::Poisoned,
+                Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
+            }
+        }
+        Tried::Busy
+    }
+}
+
+/// What a bounded try of a stripe's lock got.
+enum Tried<G> {
+    Got(G),
+    /// Another thread held the lock through every try.
+    Busy,
+    /// A panic poisoned the stripe (see the module comment).
+    Poisoned,
 }
 
 pub struct ClockShard {
@@ -312,9 +379,10 @@ const PREFETCH_SLOTS: usize = 4;
 /// guess costs one useless load).
 const ARC_HEADER_BYTES: usize = 2 * std::mem::size_of::<usize>();
 
-impl Shard for ClockShard {
-    fn lookup(&self, key: &Key) -> Option<Value> {
-        let g = self.stripes[self.stripe_of(key)].read()?;
+impl ClockShard {
+    /// A hit in a stripe held shared: the entry's value, its countdown raised by one.
+    #[inline]
+    fn hit(g: &Inner, key: &Key) -> Option<Value> {
         let i = *g.map.get(key)?;
         let s = g.slots.get(i as usize)?.as_ref()?;
         let c = s.countdown.load(Ordering::Relaxed);
@@ -325,11 +393,27 @@ impl Shard for ClockShard {
         Some(s.value.clone())
     }
 
-    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
+    /// An insert with `priority`'s initial countdown; with `nowait`, an insert a read makes
+    /// to keep what it read, which gives up when its stripe stays busy (the module comment).
+    fn insert_impl(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        priority: Priority,
+        nowait: bool,
+    ) -> Insert {
         let mut dropped = Vec::new();
         let own = self.stripe_of(&key);
         let stripe = &self.stripes[own];
-        let Some(mut g) = stripe.write() else { return Insert::NoRoom };
+        let got =
+            if nowait { stripe.write_nowait() } else { stripe.write().map_or(Tried::Poisoned, Tried::Got) };
+        let mut g = match got {
+            Tried::Got(g) => g,
+            Tried::Busy => return Insert::Dropped,
+            Tried::Poisoned => return Insert::NoRoom,
+        };
         if let Some(&old) = g.map.get(&key) {
             if let Some(s) = g.remove(old as usize, &self.usage, &self.occupancy) {
                 dropped.push(s.value);
@@ -380,7 +464,7 @@ impl Shard for ClockShard {
         } else {
             self.usage.fetch_add(charge, Ordering::Relaxed);
         }
-        let countdown = AtomicU8::new(if high_pri { HIGH_COUNTDOWN } else { LOW_COUNTDOWN });
+        let countdown = AtomicU8::new(initial_countdown(priority));
         let slot = Slot { key: key.clone(), value, charge, role, countdown };
         let i = match g.free.pop() {
             Some(i) => {
@@ -396,6 +480,39 @@ impl Shard for ClockShard {
         drop(g);
         drop(dropped);
         Insert::Kept
+    }
+}
+
+impl Shard for ClockShard {
+    fn lookup(&self, key: &Key) -> Option<Value> {
+        // A stripe another thread keeps busy is a miss (see the module comment).
+        let Tried::Got(g) = self.stripes[self.stripe_of(key)].read_nowait() else { return None };
+        Self::hit(&g, key)
+    }
+
+    fn lookup_wait(&self, key: &Key) -> Option<Value> {
+        let g = self.stripes[self.stripe_of(key)].read()?;
+        Self::hit(&g, key)
+    }
+
+    fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
+        let priority = if high_pri { Priority::High } else { Priority::Low };
+        self.insert_impl(key, value, charge, role, priority, false)
+    }
+
+    fn insert_with_priority(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        priority: Priority,
+    ) -> Insert {
+        self.insert_impl(key, value, charge, role, priority, false)
+    }
+
+    fn insert_nowait(&self, key: Key, value: Value, charge: usize, role: u8, priority: Priority) -> Insert {
+        self.insert_impl(key, value, charge, role, priority, true)
     }
 
     fn erase(&self, key: &Key) -> bool {
@@ -573,6 +690,103 @@ mod tests {
         }
         assert_eq!(count(&auto), 100);
         assert_eq!(auto.usage(), 100 * 100);
+    }
+
+    /// RocksDB's initial countdowns (`GetInitialCountdown`: high 3, low 2, bottom 1): of
+    /// entries that came in together, the sweep evicts the bottom one first, then the low
+    /// ones, the high one last.
+    #[test]
+    fn a_bottom_entry_is_evicted_first() {
+        let f = OffsetableCacheKey::unique();
+        let key = |i: u64| Key::Block(f.with_offset(i));
+        let present = |shard: &ClockShard, i: u64| shard.stripes[0].read().unwrap().map.contains_key(&key(i));
+        // Room for three entries, one stripe (one hand over every entry).
+        let shard = ClockShard::new(300, false, None);
+        assert_eq!(shard.stripes.len(), 1);
+        assert_eq!(shard.insert_with_priority(key(0), Arc::new(()), 100, 0, Priority::Low), Insert::Kept);
+        assert_eq!(shard.insert_with_priority(key(1), Arc::new(()), 100, 0, Priority::Bottom), Insert::Kept);
+        assert_eq!(shard.insert_with_priority(key(2), Arc::new(()), 100, 0, Priority::High), Insert::Kept);
+        // The sweep passes 0 (2 -> 1), 1 (1 -> 0), 2 (3 -> 2), 0 (1 -> 0), then evicts 1.
+        assert_eq!(shard.insert_with_priority(key(3), Arc::new(()), 100, 0, Priority::Low), Insert::Kept);
+        assert!(!present(&shard, 1), "the bottom entry went first");
+        assert!(present(&shard, 0) && present(&shard, 2) && present(&shard, 3));
+        // Next the low entry that came in with it (0, now at 0), the high one (2) stays.
+        assert_eq!(shard.insert_with_priority(key(4), Arc::new(()), 100, 0, Priority::Low), Insert::Kept);
+        assert!(!present(&shard, 0));
+        assert!(present(&shard, 2) && present(&shard, 3) && present(&shard, 4));
+        // `insert` without a priority: high or low, as before.
+        let shard = ClockShard::new(300, false, None);
+        assert_eq!(shard.insert(key(0), Arc::new(()), 100, 0, false), Insert::Kept);
+        let countdown = |shard: &ClockShard, i: u64| {
+            let g = shard.stripes[0].read().unwrap();
+            let slot = g.map[&key(i)] as usize;
+            g.slots[slot].as_ref().unwrap().countdown.load(Ordering::Relaxed)
+        };
+        assert_eq!(countdown(&shard, 0), LOW_COUNTDOWN);
+        assert_eq!(shard.insert(key(1), Arc::new(()), 100, 0, true), Insert::Kept);
+        assert_eq!(countdown(&shard, 1), HIGH_COUNTDOWN);
+        assert_eq!(shard.insert_nowait(key(2), Arc::new(()), 100, 0, Priority::Bottom), Insert::Kept);
+        assert_eq!(countdown(&shard, 2), BOTTOM_COUNTDOWN);
+    }
+
+    /// A lookup never sleeps on a stripe another thread holds: it misses; a read's insert
+    /// keeps nothing and says so without an error; every other insert waits for the lock.
+    #[test]
+    fn readers_do_not_wait_for_a_held_stripe() {
+        let shard = Arc::new(ClockShard::new(1 << 20, false, None));
+        let f = OffsetableCacheKey::unique();
+        let k = Key::Block(f.with_offset(7));
+        let other = Key::Block(f.with_offset(8));
+        assert_eq!(shard.insert(k.clone(), Arc::new(()), 100, 0, false), Insert::Kept);
+        let s = shard.stripe_of(&k);
+        let held = shard.stripes[s].0.write().unwrap();
+        assert!(shard.lookup(&k).is_none(), "a held stripe is a miss");
+        let same_stripe =
+            (100u64..).map(|i| Key::Block(f.with_offset(i))).find(|x| shard.stripe_of(x) == s).unwrap();
+        assert_eq!(
+            shard.insert_nowait(same_stripe.clone(), Arc::new(()), 100, 0, Priority::Low),
+            Insert::Dropped
+        );
+        // A waiting insert finishes once the holder lets go.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let shard = Arc::clone(&shard);
+            let key = same_stripe.clone();
+            std::thread::spawn(move || {
+                let r = shard.insert(key, Arc::new(()), 100, 0, false);
+                tx.send(()).unwrap();
+                r
+            })
+        };
+        assert!(rx.recv_timeout(std::time::Duration::from_millis(100)).is_err(), "the insert waits");
+        drop(held);
+        assert_eq!(waiter.join().unwrap(), Insert::Kept);
+        assert!(shard.lookup(&k).is_some());
+        assert!(shard.lookup(&same_stripe).is_some());
+        // A read that may not do I/O waits too, and finds the entry.
+        let held = shard.stripes[s].0.write().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let shard = Arc::clone(&shard);
+            let key = k.clone();
+            std::thread::spawn(move || {
+                let r = shard.lookup_wait(&key).is_some();
+                tx.send(()).unwrap();
+                r
+            })
+        };
+        assert!(rx.recv_timeout(std::time::Duration::from_millis(100)).is_err(), "the lookup waits");
+        drop(held);
+        assert!(waiter.join().unwrap(), "and finds the entry");
+        // Free stripes are not affected by a held one.
+        if shard.stripe_of(&other) != s {
+            let _held = shard.stripes[s].0.write().unwrap();
+            assert_eq!(shard.insert_nowait(other.clone(), Arc::new(()), 100, 0, Priority::Low), Insert::Kept);
+            assert!(shard.lookup(&other).is_some());
+        }
+        let mut n = 0;
+        shard.for_each(&mut |_, _, _| n += 1);
+        assert_eq!(n * 100, shard.usage(), "a dropped insert charged nothing");
     }
 
     /// A stripe a panic poisoned is bypassed: its keys miss and are not inserted again,

@@ -1138,8 +1138,7 @@ impl Table {
         // A block's per-entry checksums are charged with it (RocksDB's
         // `Block::ApproximateMemoryUsage`).
         let extra = (&*v as &dyn std::any::Any).downcast_ref::<Block>().map_or(0, Block::extra_memory);
-        if let Err(e) = cache.insert_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority)
-        {
+        if let Err(e) = cache.fill_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority) {
             crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
             return Err(e);
         }
@@ -1293,7 +1292,11 @@ impl Table {
         }
         let stats = self.opts.statistics.as_deref();
         if let Some(cache) = &self.opts.block_cache {
-            if let Some(b) = cache.get(&self.opts.cache_key.with_offset(handle.offset)) {
+            let key = self.opts.cache_key.with_offset(handle.offset);
+            // A read that may not do I/O must find every cached block: it waits for the
+            // cache's lock where another read would rather miss.
+            let cached = if reads.no_io { cache.get_wait(&key) } else { cache.get(&key) };
+            if let Some(b) = cached {
                 crate::perf::count(crate::perf::Field::BlockCacheHitCount, 1);
                 crate::perf::count(crate::perf::Field::BlockCacheReadByte, b.size() as u64);
                 if let Some(s) = stats {
