@@ -11,6 +11,12 @@ A site is named by its file, the function it is in, and its message: the first s
 of the call (a `format!` string included), or the argument text when the message is a variable.
 Line numbers are left out so that an edit elsewhere in a file does not break the table.
 
+A second table, under docs/refusals.md's heading "## InvalidArgument refusals of the option and
+open layer", has one row per InvalidArgument site of the option and open layer (IA_FILES below:
+the facade's options*.rs, db/dyn_options.rs, db/open_api.rs, the engine's db/open.rs and
+config*.rs): a call `invalid_argument(` or `Error::new(ErrorKind::InvalidArgument, ...)`. Every
+call is a site (a helper that builds the error, as options_table's `bad_value`, is one site).
+
 docs/refusals.md holds one table row per site:
   | `file` | `function` | `` message `` | RocksDB 11.8.1's counterpart | note |
 The check fails when a site has no row, or a row names no site (a stale row), counting rows and
@@ -18,6 +24,7 @@ sites with the same name as a multiset.
 
   python3 scripts/refusals-audit.py          check (exit 1 and the differences when they differ)
   python3 scripts/refusals-audit.py --list   print one skeleton row per site found in the code
+  python3 scripts/refusals-audit.py --list-ia   the same for the InvalidArgument sites
 """
 import os
 import re
@@ -26,6 +33,27 @@ from collections import Counter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "refusals.md")
+
+IA_SITE = re.compile(
+    r"(?<![A-Za-z0-9_])invalid_argument\(|"
+    r"Error::new\((?:crate::)?(?:error::)?ErrorKind::InvalidArgument\s*,"
+)
+IA_HEADING = "## InvalidArgument refusals of the option and open layer"
+
+
+def ia_file(rel):
+    """Whether `rel` is a file of the option and open layer audited for InvalidArgument."""
+    d, f = os.path.split(rel)
+    if d == "crates/shale/src":
+        return (f.startswith("options") and f.endswith(".rs")) or f == "options_table.rs"
+    if d == "crates/shale/src/db":
+        return f in ("dyn_options.rs", "open_api.rs")
+    if d == "crates/shale-engine/src/db":
+        return f == "open.rs"
+    if d == "crates/shale-engine/src":
+        return f.startswith("config") and f.endswith(".rs")
+    return False
+
 
 SITE = re.compile(
     r'"Not implemented: (?!")|'
@@ -114,7 +142,8 @@ def message(s, i):
     return argument_text(s, i)
 
 
-def sites():
+def sites(pattern=SITE, wanted=None, wrappers=WRAPPERS):
+    """The sites `pattern` finds in the non-test code of crates/*/src (only files `wanted` keeps)."""
     found = []
     crates = os.path.join(ROOT, "crates")
     for crate in sorted(os.listdir(crates)):
@@ -126,13 +155,15 @@ def sites():
                     continue
                 path = os.path.join(dirpath, f)
                 rel = os.path.relpath(path, ROOT)
+                if wanted is not None and not wanted(rel):
+                    continue
                 with open(path, encoding="utf-8") as fh:
                     lines = strip_tests(fh.read().split("\n"))
                 text = "\n".join(lines)
                 starts = [0]
                 for ln in lines:
                     starts.append(starts[-1] + len(ln) + 1)
-                for m in SITE.finditer(text):
+                for m in pattern.finditer(text):
                     line_no = next(k for k in range(len(starts)) if starts[k + 1] > m.start())
                     if re.match(r"^\s*(?:pub(?:\([^)]*\))?\s+)?fn\s", lines[line_no]):
                         continue
@@ -142,7 +173,7 @@ def sites():
                         if fm:
                             func = fm.group(1)
                             break
-                    if func in WRAPPERS:
+                    if func in wrappers:
                         continue  # a helper's body; each call of the helper is a site
                     if m.group(0).startswith('"'):
                         msg = read_literal(text, m.start())
@@ -156,38 +187,60 @@ ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*`([^`]+)`\s*\|\s*`` (.*?) ``\s*\|(.*)\
 
 
 def rows():
-    out = []
+    """The rows of the NotSupported table and of the InvalidArgument table (after IA_HEADING)."""
+    out = {"ns": [], "ia": []}
+    table = "ns"
     with open(DOC, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
+            if line.startswith("## "):
+                table = "ia" if line.strip() == IA_HEADING else "other"
+                continue
             m = ROW.match(line.rstrip("\n"))
             if m:
+                if table == "other":
+                    print(f"{DOC}:{n}: a refusal row outside the two audited tables", file=sys.stderr)
+                    sys.exit(1)
                 rest = [c.strip() for c in m.group(4).split("|")]
                 if len(rest) < 2 or not rest[0]:
                     print(f"{DOC}:{n}: a row without a RocksDB counterpart or reason", file=sys.stderr)
                     sys.exit(1)
-                out.append((m.group(1), m.group(2), m.group(3).replace("\\|", "|")))
+                out[table].append((m.group(1), m.group(2), m.group(3).replace("\\|", "|")))
     return out
 
 
-def main():
-    found = sites()
-    if "--list" in sys.argv:
-        for rel, func, msg, line in found:
-            print(f"| `{rel}` | `{func}` | `` {msg.replace('|', chr(92) + '|')} `` | ? | line {line} |")
-        return 0
+def compare(kind, found, doc_rows):
+    """Prints the sites of `found` without a row and the rows naming no site; the count of both."""
     have = Counter((r, f, m) for r, f, m, _ in found)
-    doc = Counter(rows())
+    doc = Counter(doc_rows)
     missing = have - doc
     stale = doc - have
     for (r, f, m), n in sorted(missing.items()):
         line = next(ln for rr, ff, mm, ln in found if (rr, ff, mm) == (r, f, m))
-        print(f"no row in docs/refusals.md for {r}:{line} ({f}): {m!r} (x{n})")
+        print(f"no {kind} row in docs/refusals.md for {r}:{line} ({f}): {m!r} (x{n})")
     for (r, f, m), n in sorted(stale.items()):
-        print(f"a row of docs/refusals.md names no refusal in the code: {r} ({f}): {m!r} (x{n})")
-    if missing or stale:
-        print(f"refusals-audit: {sum(missing.values())} site(s) without a row, {sum(stale.values())} stale row(s)")
+        print(f"a {kind} row of docs/refusals.md names no refusal in the code: {r} ({f}): {m!r} (x{n})")
+    return sum(missing.values()), sum(stale.values()), sum(have.values())
+
+
+def main():
+    found = sites()
+    ia_found = sites(IA_SITE, ia_file, set())
+    if "--list" in sys.argv or "--list-ia" in sys.argv:
+        for rel, func, msg, line in found if "--list" in sys.argv else ia_found:
+            print(f"| `{rel}` | `{func}` | `` {msg.replace('|', chr(92) + '|')} `` | ? | line {line} |")
+        return 0
+    doc = rows()
+    missing, stale, total = compare("NotSupported", found, doc["ns"])
+    ia_missing, ia_stale, ia_total = compare("InvalidArgument", ia_found, doc["ia"])
+    if missing or stale or ia_missing or ia_stale:
+        print(
+            f"refusals-audit: {missing + ia_missing} site(s) without a row, {stale + ia_stale} stale row(s)"
+        )
         return 1
-    print(f"refusals-audit: {sum(have.values())} refusal sites, each with its row in docs/refusals.md")
+    print(
+        f"refusals-audit: {total} NotSupported sites and {ia_total} InvalidArgument sites of the option "
+        "and open layer, each with its row in docs/refusals.md"
+    )
     return 0
 
 

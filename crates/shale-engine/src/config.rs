@@ -579,9 +579,10 @@ fn default_table() -> TableBuilderOptions {
 
 impl CfConfig {
     /// The target size of a table written to `level` (`target_file_size_base` times the
-    /// multiplier per level below 1).
+    /// multiplier per level below 1). 0 is kept, as RocksDB's `MaxFileSizeForLevel` keeps it:
+    /// a compaction output then ends after each key.
     pub fn target_file_size(&self, level: usize) -> u64 {
-        let mut size = self.target_file_size_base.max(1);
+        let mut size = self.target_file_size_base;
         for _ in 1..level.max(1) {
             size = size.saturating_mul(self.target_file_size_multiplier as u64);
         }

@@ -31,8 +31,9 @@ impl ColumnFamilyDescriptor {
 }
 
 /// A column family's TTL, as rust-rocksdb's `ColumnFamilyTtl`, used by
-/// `open_cf_descriptors_with_ttl` (`db/ttl.rs`). A plain open refuses a `Duration` with
-/// InvalidArgument rather than ignore it.
+/// `open_cf_descriptors_with_ttl` (`db/ttl.rs`). As rust-rocksdb 0.25 documents, the TTL
+/// applies only to a database opened with TTL: a plain open takes the descriptor and opens
+/// the family without one (RocksDB has no TTL outside `DBWithTTL`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ColumnFamilyTtl {
     #[default]

@@ -1533,10 +1533,23 @@ impl Options {
         }
     }
 
-    /// A family's options as RocksDB's `SanitizeCfOptions` leaves them for ingestion behind:
-    /// the DB's `allow_ingest_behind` applies to it, and universal compaction then has at
-    /// least 3 levels.
-    pub(crate) fn sanitize_ingest_behind(&mut self, db_allow_ingest_behind: bool) {
+    /// A family's options as RocksDB 11.8.1's `SanitizeCfOptions` leaves them when the family
+    /// opens or is created: `write_buffer_size` 0 becomes 64 KiB (the low end of its clamp;
+    /// a nonzero size is kept, see docs/refusals.md); `num_levels` is at least 1, and at
+    /// least 2 with level compaction; `max_bytes_for_level_multiplier` of 0 or less becomes
+    /// 1; the DB's `allow_ingest_behind` applies to the family, and universal compaction then
+    /// has at least 3 levels.
+    pub(crate) fn sanitize_cf(&mut self, db_allow_ingest_behind: bool) {
+        if self.write_buffer_size == 0 {
+            self.write_buffer_size = 64 << 10;
+        }
+        if self.max_bytes_for_level_multiplier <= 0.0 {
+            self.max_bytes_for_level_multiplier = 1.0;
+        }
+        self.num_levels = self.num_levels.max(1);
+        if self.compaction_style == crate::DBCompactionStyle::Level {
+            self.num_levels = self.num_levels.max(2);
+        }
         self.allow_ingest_behind |= db_allow_ingest_behind;
         if self.compaction_style == crate::DBCompactionStyle::Universal
             && self.ingest_behind_allowed()
@@ -1615,11 +1628,6 @@ impl Options {
 
     /// Every supported option has been checked; the first unsupported one is refused.
     pub(crate) fn check_supported(&self) -> Result<()> {
-        if let crate::cf_descriptor::ColumnFamilyTtl::Duration(_) = self.cf_ttl {
-            return Err(Error::invalid_argument(
-                "ColumnFamilyTtl::Duration applies to a database opened with open_cf_descriptors_with_ttl",
-            ));
-        }
         if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
@@ -1713,20 +1721,6 @@ impl Options {
                      (set a prefix extractor, or hash_table_ratio 0 for total-order mode)",
                 ));
             }
-            if self.prefix_extractor.is_none() && p.encoding == crate::table::plain::PlainEncoding::Prefix {
-                return Err(Error::invalid_argument("PlainTable kPrefix encoding needs a prefix extractor"));
-            }
-        }
-        // RocksDB lets universal and FIFO families have a single level (everything in level 0).
-        let min_levels = if self.compaction_style == crate::DBCompactionStyle::Level { 2 } else { 1 };
-        if self.num_levels < min_levels {
-            return Err(Error::invalid_argument(format!(
-                "num_levels must be at least {min_levels} with {:?} compaction",
-                self.compaction_style
-            )));
-        }
-        if self.write_buffer_size == 0 {
-            return Err(Error::invalid_argument("write_buffer_size must be positive"));
         }
         // RocksDB's ValidateOptions.
         if self.unordered_write && !self.allow_concurrent_memtable_write {

@@ -881,7 +881,7 @@ impl Options {
     pub fn get_options_from_string<S: AsRef<str>>(&mut self, opts_str: S) -> Result<Options> {
         let s = opts_str.as_ref();
         if s.contains('\0') {
-            return Err(Error::invalid_argument("options string must not contain NUL"));
+            return Err(Error::invalid_argument("options string must not contain NUL (0x00) bytes"));
         }
         let mut out = self.clone();
         // A struct value (`name={a=1;b=2;}`) keeps its inner ';'s.
@@ -900,9 +900,9 @@ impl Options {
         }
         parts.push(&s[start..]);
         for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| {
-                Error::invalid_argument(format!("Mismatched key value pair, '=' expected: {part}"))
-            })?;
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| Error::invalid_argument("Mismatched key value pair, '=' expected"))?;
             out.apply_option(k.trim(), v.trim())?;
         }
         Ok(out)
@@ -914,7 +914,13 @@ impl Options {
         if crate::options_table::apply_named(self, name, value)? {
             return Ok(());
         }
-        Err(Error::invalid_argument(format!("Unrecognized option: {name}")))
+        // RocksDB 11.8.1's GetOptionsFromString: an unknown field of a struct option is
+        // `ParseStruct`'s refusal, an unknown option `ConfigureOptions`' (NotFound, turned
+        // into InvalidArgument).
+        if name.contains('.') {
+            return Err(Error::invalid_argument(format!("Unrecognized option: {name}")));
+        }
+        Err(Error::invalid_argument(format!("Extra option not recognized: {name}")))
     }
 
     /// A user comparator, as rust-rocksdb's `set_comparator`.
@@ -1577,7 +1583,8 @@ impl Options {
 
     /// New tables are plain tables (`table/plain/`, docs/plain-table-format.md). As in
     /// RocksDB, a plain table needs a prefix extractor unless `hash_table_ratio` is 0
-    /// (total-order mode), and kPrefix encoding needs one; open refuses these otherwise.
+    /// (total-order mode; open refuses it otherwise); kPrefix encoding without one writes
+    /// kPlain records, as RocksDB's key encoder does.
     /// `store_index_in_file` writes RocksDB's hash index (sized by `hash_table_ratio`, one
     /// record every `index_sparseness` keys of a prefix) and Bloom filter (`bloom_bits_per_key`
     /// per key, laid out by `bloom_locality`) into each table as meta blocks; Shale's reader

@@ -276,7 +276,7 @@ fn compression_opts_over(
             "parallel_threads" => b.parallel_threads = number(k, x)?,
             "checksum" => b.checksum = boolean(k, x)?,
             "max_compressed_bytes_per_kb" => b.max_compressed_bytes_per_kb = number(k, x)?,
-            _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+            _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}.{k}"))),
         }
     }
     Ok((b, enabled))
@@ -1583,12 +1583,10 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Int,
         Yes,
         Some(|c| c.write_buffer_size.to_string()),
+        // 0 parses, as RocksDB's size_t: the open raises it to 64 KiB (`Options::sanitize_cf`),
+        // SetOptions takes it as given.
         Some(|o, n, v| {
-            let size: usize = number(n, v)?;
-            if size == 0 {
-                return Err(bad_value(n, v));
-            }
-            o.write_buffer_size = size;
+            o.write_buffer_size = number(n, v)?;
             Ok(true)
         }),
     ),
@@ -1691,12 +1689,10 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Int,
         Yes,
         Some(|c| c.target_file_size_base.to_string()),
+        // 0 parses, as RocksDB's uint64_t (each compaction output then ends after its first
+        // key, as RocksDB's `CompactionOutputs::ShouldStopBefore`).
         Some(|o, n, v| {
-            let size: u64 = number(n, v)?;
-            if size == 0 {
-                return Err(bad_value(n, v));
-            }
-            o.set_target_file_size_base(size);
+            o.set_target_file_size_base(number(n, v)?);
             Ok(true)
         }),
     ),
@@ -1728,12 +1724,10 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Dbl,
         Yes,
         Some(|c| double(c.max_bytes_for_level_multiplier)),
+        // Any double parses, as RocksDB's; the open raises one of 0 or less to 1
+        // (`Options::sanitize_cf`), SetOptions takes it as given.
         Some(|o, n, v| {
-            let m: f64 = number(n, v)?;
-            if m.is_nan() || m <= 0.0 {
-                return Err(bad_value(n, v));
-            }
-            o.set_max_bytes_for_level_multiplier(m);
+            o.set_max_bytes_for_level_multiplier(number(n, v)?);
             Ok(true)
         }),
     ),
@@ -1898,7 +1892,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     }
                     _ => {
                         return Err(Error::invalid_argument(format!(
-                            "Unrecognized option compression_opts.{k}"
+                            "Unrecognized option: compression_opts.{k}"
                         )))
                     }
                 }
@@ -1913,12 +1907,9 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Dbl,
         Yes,
         Some(|c| double(c.experimental_mempurge_threshold)),
+        // Any double parses, as RocksDB's: MemPurge is on above 0 only.
         Some(|o, n, v| {
-            let t: f64 = number(n, v)?;
-            if t.is_nan() || t < 0.0 {
-                return Err(bad_value(n, v));
-            }
-            o.experimental_mempurge_threshold = t;
+            o.experimental_mempurge_threshold = number(n, v)?;
             Ok(true)
         }),
     ),
@@ -1974,7 +1965,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "allow_trivial_copy_when_change_temperature" => o.fifo_trivial_copy = boolean(k, x)?,
                     "trivial_copy_buffer_size" => o.fifo_trivial_copy_buffer_size = number(k, x)?,
                     "file_temperature_age_thresholds" => o.fifo_temperature_ages = temperature_ages(k, x)?,
-                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}.{k}"))),
                 }
             }
             Ok(true)
@@ -2024,7 +2015,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     // RocksDB's EXPERIMENTAL incremental size-amplification compactions
                     // (`compaction/universal.rs` of shale-engine).
                     "incremental" => u.incremental = boolean(k, x)?,
-                    _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}.{k}"))),
                 }
             }
             Ok(true)
@@ -3038,7 +3029,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
                     "top_level_index_pinning" => t.set_top_level_index_pinning_tier(tier),
                     "partition_pinning" => t.set_partition_pinning_tier(tier),
                     "unpartitioned_pinning" => t.set_unpartitioned_pinning_tier(tier),
-                    _ => return Err(Error::invalid_argument(format!("Unrecognized option {name}.{k}"))),
+                    _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}.{k}"))),
                 }
             }
             Ok(true)
@@ -4596,7 +4587,7 @@ fn temperature_ages(name: &str, v: &str) -> Result<Vec<(u64, u8)>> {
             match k {
                 "age" => age = number(k, x)?,
                 "temperature" => temperature = parse_enum(enum_names::TEMPERATURE, k, x)?,
-                _ => return Err(Error::invalid_argument(format!("Could not find option: {name}.{k}"))),
+                _ => return Err(Error::invalid_argument(format!("Unrecognized option: {name}.{k}"))),
             }
         }
         out.push((age, temperature));

@@ -187,7 +187,8 @@ pub fn level_targets(v: &Version, opts: &CfConfig) -> LevelTargets {
     }
     let mut base_level = first_non_empty;
     let base_level_size = if cur <= base_bytes_min {
-        base_bytes_min + 1
+        // A multiplier of 0 (taken by SetOptions, as RocksDB's) makes the minimum u64::MAX.
+        base_bytes_min.saturating_add(1)
     } else {
         while base_level > 1 && cur > base_bytes_max {
             base_level -= 1;

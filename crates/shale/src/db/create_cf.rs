@@ -33,7 +33,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
         .iter()
         .map(|(n, o)| {
             let mut o = o.clone();
-            o.sanitize_ingest_behind(inner.config.allow_ingest_behind);
+            o.sanitize_cf(inner.config.allow_ingest_behind);
             (n.clone(), o)
         })
         .collect();

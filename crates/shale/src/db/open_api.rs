@@ -742,7 +742,7 @@ pub(super) fn with_default_family(
         descs.insert(0, ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, default_opts));
     }
     for d in descs.iter_mut() {
-        d.options.sanitize_ingest_behind(allow_ingest_behind);
+        d.options.sanitize_cf(allow_ingest_behind);
     }
 }
 

@@ -50,6 +50,7 @@ mod info_log_level;
 mod ingest_timestamps;
 mod inplace_update;
 mod interop_rocksdb_9x;
+mod invalid_args;
 mod issue33_options;
 mod iterator_auto_refresh;
 mod iterator_pinned_blocks;

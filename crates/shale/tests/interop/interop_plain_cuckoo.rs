@@ -227,6 +227,46 @@ fn plain_table_without_prefix_extractor_needs_total_order_mode() {
     assert_same_pairs(&shale_scan(&d, "default"), &want, "total order");
 }
 
+/// kPrefix encoding without a prefix extractor (issue 33, docs/refusals.md): RocksDB 11.8.1
+/// encodes kPlain records then (its `PlainTableKeyEncoder`), and Shale does the same
+/// instead of refusing the options; RocksDB's `sst_dump` and `ldb` read the tables, whose
+/// encoding property is kPlain (0), as RocksDB's builder writes it.
+#[test]
+fn kprefix_without_prefix_extractor_writes_plain_records_rocksdb_reads() {
+    let test = "kprefix_without_prefix_extractor_writes_plain_records_rocksdb_reads";
+    if !use_rocksdb_11(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.set_plain_table_factory(&PlainTableFactoryOptions {
+        user_key_length: 0,
+        bloom_bits_per_key: 10,
+        hash_table_ratio: 0.0,
+        index_sparseness: 3,
+        huge_page_tlb_size: 0,
+        encoding_type: KeyEncodingType::Prefix,
+        full_scan_mode: false,
+        store_index_in_file: false,
+    });
+    let want = shale_writes(&db, &opts, 600, true);
+    let magics = table_magics(&db);
+    assert!(!magics.is_empty() && magics.iter().all(|&m| m == LEGACY_PLAIN_MAGIC), "{test}: {magics:x?}");
+    assert_same_pairs(&ldb_scan(&db, None), &want, test);
+    sst_dump_reads_every_table(&db, Some(600), test);
+    for f in sst_files(&db) {
+        let out = run_tool("sst_dump", &args(&[&format!("--file={}", f.display()), "--show_properties"]));
+        assert!(
+            out.lines().any(|l| l.contains("rocksdb.plain.table.encoding.type") && l.contains("0x00000000")),
+            "{test}: {out}"
+        );
+    }
+    let d = DB::open(&opts, &db).unwrap();
+    assert_same_pairs(&shale_scan(&d, "default"), &want, test);
+}
+
 /// `store_index_in_file` (helper tbl3, issue 33): Shale's plain tables carry RocksDB's hash
 /// index and Bloom blocks, and RocksDB 11.8.1's reader, which takes them instead of building
 /// its own (ldb loads `store_index_in_file=true` from Shale's OPTIONS file), finds every key

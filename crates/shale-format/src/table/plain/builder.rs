@@ -50,7 +50,7 @@ pub struct PlainTableBuilder {
 }
 
 impl PlainTableBuilder {
-    pub fn new(opts: TableBuilderOptions, popts: PlainTableOptions, file: Box<dyn WritableFile>) -> Self {
+    pub fn new(opts: TableBuilderOptions, mut popts: PlainTableOptions, file: Box<dyn WritableFile>) -> Self {
         let file: Box<dyn WritableFile> = match &opts.rate_limiter {
             Some((limiter, pri)) => Box::new(crate::rate_limiter::RateLimitedFile {
                 inner: file,
@@ -72,6 +72,12 @@ impl PlainTableBuilder {
             format_version: if popts.encoding == PlainEncoding::Plain { 0 } else { 1 },
             ..Default::default()
         };
+        // RocksDB 11.8.1's `PlainTableKeyEncoder` encodes with kPlain when the family has no
+        // prefix extractor, whatever encoding was asked for: the encoding property records
+        // kPlain while `format_version` above still follows the encoding asked for.
+        if opts.prefix_extractor.is_none() {
+            popts.encoding = PlainEncoding::Plain;
+        }
         let mut enc = Vec::new();
         put_fixed32(&mut enc, popts.encoding as u32);
         props.user_collected.insert(ENCODING_TYPE_PROPERTY.to_string(), enc);

@@ -1,0 +1,228 @@
+//! Issue 33, InvalidArgument refusals of the option and open layer (docs/refusals.md, its
+//! second table): inputs RocksDB 11.8.1 takes (as given, or sanitized to a legal value) that
+//! Shale refused, and messages matched to RocksDB's.
+
+use std::time::Duration;
+
+use shale::{
+    ColumnFamilyDescriptor, ColumnFamilyTtl, DBCompactionStyle, ErrorKind, KeyEncodingType, Options,
+    PlainTableFactoryOptions, DB,
+};
+
+use crate::util;
+
+fn opts() -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o
+}
+
+/// The `name=value` line of the OPTIONS file's `[CFOptions "default"]` section.
+fn default_cf_option(dir: &std::path::Path, name: &str) -> String {
+    let text = util::latest_options_text(dir);
+    let section = text.split("[CFOptions \"default\"]").nth(1).expect("no default family section");
+    let prefix = format!("{name}=");
+    section
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in the default family's section"))
+        .to_string()
+}
+
+/// RocksDB's SanitizeCfOptions raises `num_levels` to 1, and to 2 with level compaction; it
+/// refuses neither (Shale refused both with InvalidArgument).
+#[test]
+fn num_levels_below_the_style_minimum_is_raised() {
+    for (style, given, want) in [
+        (DBCompactionStyle::Level, 0, 2),
+        (DBCompactionStyle::Level, 1, 2),
+        (DBCompactionStyle::Level, -3, 2),
+        (DBCompactionStyle::Universal, 0, 1),
+        (DBCompactionStyle::Fifo, -1, 1),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts();
+        o.set_compaction_style(style);
+        o.set_num_levels(given);
+        let db = DB::open(&o, dir.path()).unwrap_or_else(|e| panic!("{style:?} num_levels {given}: {e}"));
+        for i in 0..10u32 {
+            db.put(i.to_be_bytes(), b"v").unwrap();
+        }
+        db.flush().unwrap();
+        db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        assert_eq!(db.get(3u32.to_be_bytes()).unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(default_cf_option(dir.path(), "num_levels"), want.to_string(), "{style:?} {given}");
+        if style == DBCompactionStyle::Level {
+            // The manual compaction moved the table to the last of the two levels.
+            assert_eq!(util::int_prop(&db, "rocksdb.num-files-at-level1"), 1);
+        }
+        drop(db);
+        DB::open(&o, dir.path()).unwrap();
+    }
+    // The same for a family created later.
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = DB::open(&opts(), dir.path()).unwrap();
+    let mut cf = Options::default();
+    cf.set_num_levels(0);
+    db.create_cf("zero", &cf).unwrap();
+    db.put_cf(db.cf_handle("zero").unwrap(), b"k", b"v").unwrap();
+    let text = util::latest_options_text(dir.path());
+    let section = text.split("[CFOptions \"zero\"]").nth(1).unwrap();
+    assert!(section.lines().any(|l| l.trim() == "num_levels=2"), "{section}");
+}
+
+/// RocksDB's SanitizeCfOptions clamps `write_buffer_size` to at least 64 KiB at open, and its
+/// SetOptions takes 0 as given (Shale refused 0 at both).
+#[test]
+fn write_buffer_size_zero_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.set_write_buffer_size(0);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(default_cf_option(dir.path(), "write_buffer_size"), "65536");
+    db.put(b"a", b"1").unwrap();
+    // SetOptions builds on the sanitized options and does not sanitize again.
+    db.set_options(&[("write_buffer_size", "0")]).unwrap();
+    assert_eq!(default_cf_option(dir.path(), "write_buffer_size"), "0");
+    for i in 0..50u32 {
+        db.put(i.to_be_bytes(), [7u8; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(49u32.to_be_bytes()).unwrap().as_deref(), Some(&[7u8; 100][..]));
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(db.get(49u32.to_be_bytes()).unwrap().as_deref(), Some(&[7u8; 100][..]));
+}
+
+/// rust-rocksdb 0.25 applies a descriptor's `ColumnFamilyTtl` only when the database opens
+/// with TTL; a plain open takes the descriptor (Shale refused a `Duration` there).
+#[test]
+fn family_ttl_outside_a_ttl_open_is_taken_and_not_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.create_missing_column_families(true);
+    let d = ColumnFamilyDescriptor::new_with_ttl(
+        "short",
+        Options::default(),
+        ColumnFamilyTtl::Duration(Duration::from_secs(1)),
+    );
+    let db = DB::open_cf_descriptors(&o, dir.path(), [d]).unwrap();
+    let cf = db.cf_handle("short").unwrap();
+    db.put_cf(cf, b"k", b"v").unwrap();
+    db.flush_cf(cf).unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    db.compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
+    // No TTL: the value is still there, and it is the value written (no timestamp suffix).
+    assert_eq!(db.get_cf(cf, b"k").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+/// RocksDB's plain-table key encoder writes kPlain records when the family has no prefix
+/// extractor, whatever `encoding_type` asks (Shale refused kPrefix without one at open).
+#[test]
+fn plain_table_kprefix_without_prefix_extractor_writes_plain_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts();
+    o.set_plain_table_factory(&PlainTableFactoryOptions {
+        user_key_length: 0,
+        bloom_bits_per_key: 10,
+        hash_table_ratio: 0.0,
+        index_sparseness: 16,
+        huge_page_tlb_size: 0,
+        encoding_type: KeyEncodingType::Prefix,
+        full_scan_mode: false,
+        store_index_in_file: false,
+    });
+    let db = DB::open(&o, dir.path()).unwrap();
+    for i in 0..300u32 {
+        db.put(format!("key{i:05}"), format!("value{i}")).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(db.get(b"key00123").unwrap().as_deref(), Some(&b"value123"[..]));
+    drop(db);
+    let db = DB::open(&o, dir.path()).unwrap();
+    let got: Vec<_> = db.iterator(shale::IteratorMode::Start).map(|r| r.unwrap()).collect();
+    assert_eq!(got.len(), 300);
+    assert_eq!(&*got[299].0, b"key00299");
+    assert_eq!(db.get(b"key00007").unwrap().as_deref(), Some(&b"value7"[..]));
+}
+
+/// RocksDB 11.8.1's words for GetOptionsFromString's refusals: an unknown option is
+/// `ConfigureOptions`' "Extra option not recognized", an unknown field of a struct option
+/// `ParseStruct`'s "Unrecognized option: <struct>.<field>", a pair without '=' StringToMap's.
+#[test]
+fn options_string_refusals_in_rocksdb_words() {
+    let mut base = Options::default();
+    let msg = |r: shale::Result<Options>| {
+        let e = util::expect_err(r);
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        e.to_string()
+    };
+    assert_eq!(
+        msg(base.get_options_from_string("no_such_option=1")),
+        "Invalid argument: Extra option not recognized: no_such_option"
+    );
+    assert_eq!(
+        msg(base.get_options_from_string("write_buffer_size")),
+        "Invalid argument: Mismatched key value pair, '=' expected"
+    );
+    for (s, field) in [
+        ("compaction_options_fifo={no_such=1}", "compaction_options_fifo.no_such"),
+        ("compaction_options_universal={no_such=1}", "compaction_options_universal.no_such"),
+        ("compression_opts={no_such=1}", "compression_opts.no_such"),
+        ("bottommost_compression_opts={no_such=1}", "bottommost_compression_opts.no_such"),
+    ] {
+        assert_eq!(
+            msg(base.get_options_from_string(s)),
+            format!("Invalid argument: Unrecognized option: {field}")
+        );
+    }
+    assert!(msg(base.get_options_from_string("a=\0")).contains("must not contain NUL (0x00) bytes"));
+}
+
+/// Values RocksDB's option parser takes that Shale's refused as "invalid value":
+/// `max_bytes_for_level_multiplier` 0 or less (SanitizeCfOptions makes it 1 at open),
+/// `experimental_mempurge_threshold` below 0 (MemPurge off) and `target_file_size_base` 0
+/// (each compaction output ends after one key).
+#[test]
+fn option_values_rocksdb_parses_are_taken() {
+    let base = opts();
+    let o = base.clone().get_options_from_string("max_bytes_for_level_multiplier=-2").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    assert_eq!(default_cf_option(dir.path(), "max_bytes_for_level_multiplier"), "1.000000");
+    // SetOptions takes 0 as given (RocksDB's SetOptions does not sanitize).
+    db.set_options(&[("max_bytes_for_level_multiplier", "0")]).unwrap();
+    assert_eq!(default_cf_option(dir.path(), "max_bytes_for_level_multiplier"), "0.000000");
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(db);
+
+    let o = base.clone().get_options_from_string("experimental_mempurge_threshold=-1.5").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    // MemPurge is off: the flush wrote a table.
+    assert_eq!(util::int_prop(&db, "rocksdb.num-files-at-level0"), 1);
+    drop(db);
+
+    let o = base.clone().get_options_from_string("target_file_size_base=0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = DB::open(&o, dir.path()).unwrap();
+    // Two overlapping level-0 tables, so that the compaction is not a trivial move.
+    for v in [&b"old"[..], b"v"] {
+        for i in 0..5u32 {
+            db.put(i.to_be_bytes(), v).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(db.get(4u32.to_be_bytes()).unwrap().as_deref(), Some(&b"v"[..]));
+    let files: usize =
+        (0..7).map(|l| util::int_prop(&db, &format!("rocksdb.num-files-at-level{l}")) as usize).sum();
+    assert_eq!(files, 5, "one output file per key");
+}
