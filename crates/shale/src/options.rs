@@ -1712,6 +1712,7 @@ impl Options {
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
+        crate::db::dyn_options::check_table_format_ages(self)?;
         if let crate::table::TableFormat::Plain(p) = &self.table_format {
             // RocksDB's PlainTableReader refuses these when it opens a table; Shale refuses
             // them at open, before a table is written.

@@ -248,10 +248,10 @@ fn keep_sanitized_ages(old: &Options, new: &mut Options) {
     }
 }
 
-/// RocksDB's ColumnFamilyData::ValidateOptions, which SetOptions runs on the new options:
-/// `ttl` and `periodic_compaction_seconds` (other than 0 and the default) need block-based
-/// tables.
-fn check_table_format_ages(o: &Options) -> Result<()> {
+/// RocksDB's ColumnFamilyData::ValidateOptions, which DB::Open and CreateColumnFamily run on
+/// a family's options and SetOptions on the new ones: `ttl` and
+/// `periodic_compaction_seconds` (other than 0 and the default) need block-based tables.
+pub(crate) fn check_table_format_ages(o: &Options) -> Result<()> {
     if o.table_format == crate::table::TableFormat::BlockBased {
         return Ok(());
     }

@@ -206,3 +206,31 @@ fn block_based_family_switches_to_cuckoo_table() {
     }
     assert_eq!(db.iterator(IteratorMode::Start).filter(|r| r.is_ok()).count(), 600);
 }
+
+/// RocksDB's ColumnFamilyData::ValidateOptions at DB::Open and CreateColumnFamily: an
+/// explicit `ttl` or `periodic_compaction_seconds` on a plain-table family is NotSupported;
+/// their defaults (sanitized to 0 for a plain table) and 0 open.
+#[test]
+fn open_refuses_ages_on_a_plain_table_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = base();
+    o.set_plain_table_factory(&plain());
+    o.set_ttl(3600);
+    let e = DB::open(&o, dir.path()).err().expect("ttl on a plain table opened");
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("TTL is only supported in Block-Based Table format."), "{e}");
+    o.set_ttl(0);
+    o.set_periodic_compaction_seconds(3600);
+    let e = DB::open(&o, dir.path()).err().expect("periodic compaction on a plain table opened");
+    assert!(e.to_string().contains("Periodic Compaction is only supported in Block-Based Table format."), "{e}");
+    o.set_periodic_compaction_seconds(0);
+    let mut db = DB::open(&o, dir.path()).unwrap();
+    // A new family is checked the same way.
+    let mut cf = base();
+    cf.set_plain_table_factory(&plain());
+    cf.set_ttl(60);
+    let e = db.create_cf("p", &cf).err().expect("create_cf with ttl on a plain table");
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    cf.set_ttl(0);
+    db.create_cf("p", &cf).unwrap();
+}
