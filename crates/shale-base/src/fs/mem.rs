@@ -200,6 +200,19 @@ impl FileSystem for MemFileSystem {
         Ok(lock_inode(&self.inode("stat", path)?).len() as u64)
     }
 
+    fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+        let inode = self.inode("open for random writes", path)?;
+        let mut f = lock_inode(&inode);
+        let start = usize::try_from(offset)
+            .map_err(|_| Error::invalid_argument(format!("offset {offset} ({})", path.display())))?;
+        let end = start.saturating_add(data.len());
+        if f.len() < end {
+            f.resize(end, 0);
+        }
+        f[start..end].copy_from_slice(data);
+        Ok(())
+    }
+
     fn remove_file(&self, path: &Path) -> Result<()> {
         self.state().files.remove(path).map(|_| ()).ok_or_else(|| not_found("unlink", path))
     }

@@ -195,6 +195,9 @@ macro_rules! same_as_posix {
         fn sync_file(&self, path: &Path) -> Result<()> {
             PosixFileSystem.sync_file(path)
         }
+        fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+            PosixFileSystem.write_at_synced(path, offset, data)
+        }
         fn modified_time(&self, path: &Path) -> Result<u64> {
             PosixFileSystem.modified_time(path)
         }
@@ -769,6 +772,16 @@ impl FileSystem for PosixFileSystem {
             .map_err(|e| Error::io(ctx("get the modification time of", path), e))?;
         // A time before the epoch (a clock set back) reads as 0.
         Ok(m.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
+    }
+
+    fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(ctx("open for random writes", path), e))?;
+        f.write_all_at(data, offset)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io(ctx("write in place", path), e))
     }
 
     fn sync_file(&self, path: &Path) -> Result<()> {
