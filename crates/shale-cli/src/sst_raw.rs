@@ -155,7 +155,16 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
                 })?;
                 shale_format::coding::put_length_prefixed_slice(&mut value, first);
             }
-            s(&mut o, &format!("  HEX    {}: {} offset {} size {}\n", to_hex(user_key), to_hex(&value), h.offset, h.size));
+            s(
+                &mut o,
+                &format!(
+                    "  HEX    {}: {} offset {} size {}\n",
+                    to_hex(user_key),
+                    to_hex(&value),
+                    h.offset,
+                    h.size
+                ),
+            );
             s(&mut o, "  ASCII  ");
             for &b in user_key {
                 o.push(b);

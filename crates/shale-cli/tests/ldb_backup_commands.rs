@@ -131,12 +131,26 @@ fn ingest_writes_the_global_seqno_as_ldb_does() {
                     ok(&s, "scan");
                     scans.push(String::from_utf8_lossy(&s.stdout).into_owned());
                 }
-                assert_eq!(scans[0], scans[1], "11.8.1's and Shale's scan after {extra:?} by {}", prog.display());
+                assert_eq!(
+                    scans[0],
+                    scans[1],
+                    "11.8.1's and Shale's scan after {extra:?} by {}",
+                    prog.display()
+                );
                 // A hard-linked file is the source: it holds the number too.
-                let source = if extra.contains(&"--move_files") { None } else { Some(global_seqno_lines(o, cwd, ".")) };
+                let source = if extra.contains(&"--move_files") {
+                    None
+                } else {
+                    Some(global_seqno_lines(o, cwd, "."))
+                };
                 got.push((printed, props, scans.remove(0), source));
             }
-            assert_eq!(got[0], got[1], "ingest_extern_sst {extra:?} of a file written by {}", writer.display());
+            assert_eq!(
+                got[0],
+                got[1],
+                "ingest_extern_sst {extra:?} of a file written by {}",
+                writer.display()
+            );
             let (printed, props, scan, _) = &got[0];
             let writes = printed.0 == Some(0) && !extra.iter().any(|e| e.ends_with("=false"));
             if printed.0 == Some(0) {
@@ -144,7 +158,11 @@ fn ingest_writes_the_global_seqno_as_ldb_does() {
                 assert!(scan.contains("k001 ==> v1\n"), "{scan}");
                 // Two puts, then the file: sequence number 3.
                 let want = if writes { "0x0300000000000000" } else { "0x0000000000000000" };
-                assert_eq!(props, &vec![format!("# rocksdb.external_sst_file.global_seqno: {want}")], "{extra:?}");
+                assert_eq!(
+                    props,
+                    &vec![format!("# rocksdb.external_sst_file.global_seqno: {want}")],
+                    "{extra:?}"
+                );
             } else if extra.contains(&"--write_global_seqno=false") {
                 // The file needs a number, which is not allowed.
                 assert!(printed.2.contains("Global seqno is required, but disabled"), "{}", printed.2);

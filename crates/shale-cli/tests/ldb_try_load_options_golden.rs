@@ -229,7 +229,11 @@ fn try_load_options_applies_every_option() {
     assert!(rocks.iter().any(|l| l == "filter policy name: bloomfilter"), "{rocks:?}");
     assert!(rocks.iter().any(|l| l == "prefix extractor name: rocksdb.FixedPrefix.4"), "{rocks:?}");
     assert!(rocks.iter().any(|l| l == "# data blocks: 28"), "{rocks:?}");
-    assert_eq!(run_steps(&shale(), &["ldb"], &[]), rocks, "tables Shale's ldb writes, the OPTIONS file loaded");
+    assert_eq!(
+        run_steps(&shale(), &["ldb"], &[]),
+        rocks,
+        "tables Shale's ldb writes, the OPTIONS file loaded"
+    );
     let off = run_steps(&shale(), &["ldb"], &["--try_load_options=false"]);
     assert!(off.iter().any(|l| l == "filter policy name: N/A"), "{off:?}");
     assert_ne!(off, rocks, "without the OPTIONS file Shale writes other tables");

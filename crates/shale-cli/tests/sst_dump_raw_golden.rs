@@ -154,7 +154,11 @@ fn raw_matches_sst_dump_on_partitioned_and_first_key_indexes() {
             &["--partition_index_and_filters=1", "--bloom_bits=10"],
             "# index partitions: ",
         ),
-        ("partitioned index, format_version 3", &["--partition_index=1", "--format_version=3"], "delta-value? 0"),
+        (
+            "partitioned index, format_version 3",
+            &["--partition_index=1", "--format_version=3"],
+            "delta-value? 0",
+        ),
         ("index with first keys", &["--index_with_first_key=1"], "delta-value? 1"),
         (
             "index with first keys, format_version 2",

@@ -133,12 +133,11 @@ fn load_options_file(p: &Parsed) -> Res<Option<Loaded>> {
     // RocksDB's LoadLatestOptions without a cache: each table factory its own block cache
     // (BlockBasedTableOptions' default, 32 MiB).
     let cache = shale::Cache::new_lru_cache(32 << 20);
-    let (mut main, descs) =
-        match Options::load_latest(&path, env, p.flag("ignore_unknown_options"), cache) {
-            Ok(l) => l,
-            Err(e) if e.kind() == shale::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(failed(e)),
-        };
+    let (mut main, descs) = match Options::load_latest(&path, env, p.flag("ignore_unknown_options"), cache) {
+        Ok(l) => l,
+        Err(e) if e.kind() == shale::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(failed(e)),
+    };
     let wal_dir = file.db_options.iter().find(|(k, _)| k == "wal_dir").map(|(_, v)| v.as_str());
     let missing_wal_dir = wal_dir.is_some_and(|w| !w.is_empty() && !Path::new(w).exists());
     if missing_wal_dir {

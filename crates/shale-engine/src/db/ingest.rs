@@ -447,7 +447,8 @@ impl DbInner {
                 if let Some(e) = st.errors.stop_error() {
                     return Err(e);
                 }
-                let cf = st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
+                let cf =
+                    st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
                 let mem_overlaps = files.iter().any(|f| self.memtable_overlaps(h, &cf.mem, f));
                 let imm_overlaps =
                     cf.imm.iter().any(|(m, _)| files.iter().any(|f| self.memtable_overlaps(h, m, f)));
@@ -583,7 +584,8 @@ impl DbInner {
                 written[i] = seqno;
             }
             let same_version = st.cfs.get(&id).is_some_and(|c| Arc::ptr_eq(&c.current, &v));
-            let same_snapshots = (opts.snapshot_consistency && !self.snapshot_list()?.is_empty()) == had_snapshots;
+            let same_snapshots =
+                (opts.snapshot_consistency && !self.snapshot_list()?.is_empty()) == had_snapshots;
             if same_version && same_snapshots {
                 break (placements, need_seqno, last);
             }

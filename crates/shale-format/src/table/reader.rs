@@ -536,11 +536,17 @@ fn read_properties_block(
 /// `TableProperties::external_sst_file_global_seqno_offset`, which ingestion's
 /// `write_global_seqno` overwrites in place): None when the table has no such property or
 /// its properties block is compressed.
-pub fn external_global_seqno_offset(file: &dyn RandomAccessFile, file_size: u64, name: &str) -> Result<Option<u64>> {
+pub fn external_global_seqno_offset(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    name: &str,
+) -> Result<Option<u64>> {
     let footer = read_footer(file, file_size, name)?;
     let checksum = footer.block_checksum();
     let mh = footer.metaindex_handle;
-    let metaindex = Arc::new(Block::new(read_block_with(file, mh, checksum, true, name)?).map_err(|e| in_file(e, name, mh))?);
+    let metaindex = Arc::new(
+        Block::new(read_block_with(file, mh, checksum, true, name)?).map_err(|e| in_file(e, name, mh))?,
+    );
     let mut props = None;
     for (k, v) in metaindex.entries().map_err(|e| in_file(e, name, mh))? {
         if k == PROPERTIES_BLOCK.as_bytes() || (props.is_none() && k == PROPERTIES_BLOCK_OLD.as_bytes()) {
