@@ -344,6 +344,22 @@ mod tests {
         assert_eq!(fs.file_size(p).unwrap(), 0);
     }
 
+    /// `write_at_synced` overwrites bytes in place and leaves the rest; a missing file is
+    /// NotFound-like (the open fails), not created.
+    #[test]
+    fn write_at_overwrites_in_place() {
+        let fs = fs_with_dir();
+        let p = Path::new("/db/f");
+        let mut w = fs.new_writable_file(p).unwrap();
+        w.append(b"0123456789").unwrap();
+        w.sync().unwrap();
+        drop(w);
+        fs.write_at_synced(p, 3, b"abc").unwrap();
+        assert_eq!(read_file(&fs, p).unwrap(), b"012abc6789");
+        assert!(fs.write_at_synced(Path::new("/db/missing"), 0, b"x").is_err());
+        assert!(!fs.file_exists(Path::new("/db/missing")));
+    }
+
     #[test]
     fn directories_and_children() {
         let fs = fs_with_dir();

@@ -882,6 +882,23 @@ mod tests {
         }
     }
 
+    /// `write_at_synced` overwrites bytes in place (same length, the rest kept), through
+    /// every POSIX file system; a missing file is an error, not created.
+    #[test]
+    fn write_at_overwrites_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let systems: [&dyn FileSystem; 3] =
+            [&PosixFileSystem, &PosixFsyncFileSystem, &PosixInheritableFileSystem { use_fsync: false }];
+        for fs in systems {
+            std::fs::write(&p, b"0123456789").unwrap();
+            fs.write_at_synced(&p, 3, b"abc").unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"012abc6789");
+        }
+        assert!(PosixFileSystem.write_at_synced(&dir.path().join("missing"), 0, b"x").is_err());
+        assert!(!dir.path().join("missing").exists());
+    }
+
     /// `reuse_writable_file` renames the old file (same inode) and overwrites it from its
     /// first byte, leaving its old bytes past the write point, as RocksDB's
     /// `ReuseWritableFile`; the fsync variant does the same.
