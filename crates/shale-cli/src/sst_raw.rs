@@ -8,7 +8,8 @@
 //!                            compression dictionary, filter and range deletion blocks'
 //! Table Properties:          TableProperties::ToString("\n  ", ": ")
 //! Index Details:             the index block's checksum line, each entry (HEX user key:
-//!                            handle, offset, size; ASCII key)
+//!                            handle [and length-prefixed first key], offset, size; ASCII
+//!                            key); of a partitioned index, every partition's entries
 //! Range deletions:           (when any) each tombstone as a key/value pair
 //! Data Block # i @ <handle>  each data block: checksum line, every entry (HEX, ASCII)
 //! Data Block Summary:        count, min, max and average block size
@@ -107,56 +108,74 @@ pub fn dump_table(path: &str, table: &Table, show_seq_type: bool) -> Res<Vec<u8>
     checksum_line(&mut o, file.as_ref(), &footer, footer.index_handle, "Index block", path);
     let index_type = p.user_collected.get(names::INDEX_TYPE).filter(|v| v.len() == 4);
     let has_first_key = index_type.is_some_and(|v| v.as_slice() == 3u32.to_le_bytes());
-    if index_type.is_some_and(|v| v.as_slice() == 2u32.to_le_bytes()) {
-        return Err(Failure::new(format!(
-            "Not implemented: {path}: sst_dump --command=raw of a partitioned (two-level) index"
-        )));
-    }
-    if has_first_key {
-        return Err(Failure::new(format!(
-            "Not implemented: {path}: sst_dump --command=raw of an index with first keys \
-             (kBinarySearchWithFirstKey)"
-        )));
-    }
+    let partitioned = index_type.is_some_and(|v| v.as_slice() == 2u32.to_le_bytes());
     let fmt = IndexFormat {
         key_is_user_key: p.index_key_is_user_key != 0,
         value_delta_encoded: p.index_value_is_delta_encoded != 0,
         has_first_key,
         ..Default::default()
     };
-    let index = read_block_with(file.as_ref(), footer.index_handle, checksum, false, path)
-        .and_then(Block::new)
-        .map_err(Failure::db)?;
-    let index = Arc::new(index);
-    let icmp = shale_format::key::bytewise_internal_comparator();
+    let read_index = |h: BlockHandle| {
+        read_block_with(file.as_ref(), h, checksum, false, path).and_then(Block::new).map(Arc::new)
+    };
+    let index = read_index(footer.index_handle).map_err(Failure::db)?;
+    // A partitioned index (kTwoLevelIndexSearch) is dumped as RocksDB's
+    // `PartitionedIndexIterator` walks it: the entries of every partition the top level
+    // names, in order (the top level's own entries are not shown).
+    let blocks = if partitioned {
+        let mut parts = Vec::new();
+        let top_fmt = IndexFormat { has_first_key: false, ..fmt };
+        let mut it = index.index_iter(&icmp_bytewise(), top_fmt);
+        it.seek_to_first();
+        while it.valid() {
+            parts.push(read_index(it.handle()).map_err(Failure::db)?);
+            it.next();
+        }
+        it.status().map_err(Failure::db)?;
+        parts
+    } else {
+        vec![index]
+    };
+    let icmp = icmp_bytewise();
     let mut handles: Vec<BlockHandle> = Vec::new();
     s(&mut o, "  Block key hex dump: Data block handle\n  Block key ascii\n\n");
-    let mut it = index.index_iter(&icmp, fmt);
-    it.seek_to_first();
-    while it.valid() {
-        let key = it.key();
-        let user_key = if fmt.key_is_user_key { key } else { &key[..key.len().saturating_sub(8)] };
-        let h = it.handle();
-        s(
-            &mut o,
-            &format!(
-                "  HEX    {}: {} offset {} size {}\n",
-                to_hex(user_key),
-                to_hex(&h.encoded()),
-                h.offset,
-                h.size
-            ),
-        );
-        s(&mut o, "  ASCII  ");
-        for &b in user_key {
-            o.push(b);
-            o.push(b' ');
+    for block in &blocks {
+        let mut it = block.index_iter(&icmp, fmt);
+        it.seek_to_first();
+        while it.valid() {
+            let key = it.key();
+            let user_key = if fmt.key_is_user_key { key } else { &key[..key.len().saturating_sub(8)] };
+            let h = it.handle();
+            // `IndexValue::ToString(hex, have_first_key)`: the full handle, then the
+            // length-prefixed first internal key.
+            let mut value = h.encoded();
+            if has_first_key {
+                let first = it.first_internal_key().ok_or_else(|| {
+                    Failure::new(format!("Corruption: {path}: bad first key in an index entry"))
+                })?;
+                shale_format::coding::put_length_prefixed_slice(&mut value, first);
+            }
+            s(
+                &mut o,
+                &format!(
+                    "  HEX    {}: {} offset {} size {}\n",
+                    to_hex(user_key),
+                    to_hex(&value),
+                    h.offset,
+                    h.size
+                ),
+            );
+            s(&mut o, "  ASCII  ");
+            for &b in user_key {
+                o.push(b);
+                o.push(b' ');
+            }
+            s(&mut o, "\n  ------\n");
+            handles.push(h);
+            it.next();
         }
-        s(&mut o, "\n  ------\n");
-        handles.push(h);
-        it.next();
+        it.status().map_err(Failure::db)?;
     }
-    it.status().map_err(Failure::db)?;
     s(&mut o, "\n");
 
     if !dict.is_empty() {
@@ -273,4 +292,9 @@ fn key_value(o: &mut Vec<u8>, key: &[u8], value: &[u8], show_seq_type: bool) {
     o.extend_from_slice(b": ");
     spaced(o, value);
     o.extend_from_slice(b"\n  ------\n");
+}
+
+/// The bytewise internal key comparator sst_dump reads index blocks with.
+fn icmp_bytewise() -> shale_format::key::InternalKeyComparator {
+    shale_format::key::bytewise_internal_comparator()
 }

@@ -163,3 +163,78 @@ fn unknown_options_fail_as_in_rocksdb_11() {
         assert_eq!(s.stderr, r.stderr, "{version} {args:?}");
     }
 }
+
+/// The table properties that show the options a table was written with: the number of
+/// data blocks (block_size), the filter policy, the prefix extractor and the compression,
+/// of every table of `dir/db`.
+fn written_with(dir: &Path, sst_dump: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    for t in files_with(dir, ".sst") {
+        let out = run_in(dir, sst_dump, &[], &[&format!("--file=db/{t}"), "--show_properties"]);
+        ok(&out, "sst_dump --show_properties");
+        for l in String::from_utf8_lossy(&out.stdout).lines() {
+            let l = l.trim();
+            let shown = ["# data blocks:", "# entries:", "filter policy name:", "prefix extractor name:"];
+            if shown.iter().any(|s| l.starts_with(s)) || l.starts_with("SST file compression algo:") {
+                v.push(l.to_string());
+            }
+        }
+    }
+    v
+}
+
+/// Every option of the OPTIONS file reaches the database ldb opens (RocksDB's
+/// `LoadLatestOptions` in `LDBCommand::PrepareOptions`), not only the compression: on a
+/// database 11.8.1's ldb created with 512-byte blocks, a bloom filter of 10 bits per key,
+/// a 4-byte fixed prefix extractor and ZSTD, a put and a compaction by each tool, loading
+/// the file by default, leave tables with the same data block count, filter, prefix
+/// extractor and compression (11.8.1's `sst_dump --show_properties`); Shale with
+/// `--try_load_options=false` writes other tables (4 KiB blocks, no filter, LZ4), so the
+/// test can fail.
+#[test]
+fn try_load_options_applies_every_option() {
+    let oracles = oracles();
+    let Some(o11) = oracles.iter().find(|o| o.major == 11) else {
+        println!("no RocksDB 11.8.1 here: it writes the database");
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    let load: String =
+        (0..300).map(|i| format!("key{i:04} ==> value-{i:04}-abcdefghijabcdefghij\n")).collect();
+    let create = [
+        "--db=db",
+        "--create_if_missing",
+        "--block_size=512",
+        "--bloom_bits=10",
+        "--fix_prefix_len=4",
+        "--compression_type=zstd",
+        "load",
+    ];
+    let r = run_with_stdin(src.path(), &o11.ldb, &[], &create, &load);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let run_steps = |prog: &Path, pre: &[&str], extra: &[&str]| -> Vec<String> {
+        let d = tempfile::tempdir().unwrap();
+        copy_dir(&src.path().join("db"), &d.path().join("db"));
+        for s in [&["--db=db", "put", "zz", "1"][..], &["--db=db", "compact"]] {
+            let mut args = s.to_vec();
+            args.extend_from_slice(extra);
+            ok(&run_in(d.path(), prog, pre, &args), &format!("{args:?}"));
+        }
+        // Both read back the same keys.
+        let scan = |p: &Path, pp: &[&str]| run_in(d.path(), p, pp, &["--db=db", "scan"]).stdout;
+        assert_eq!(scan(&o11.ldb, &[]), scan(&shale(), &["ldb"]), "scan after {} {extra:?}", prog.display());
+        written_with(d.path(), &o11.sst_dump)
+    };
+    let rocks = run_steps(&o11.ldb, &[], &[]);
+    assert!(rocks.iter().any(|l| l == "filter policy name: bloomfilter"), "{rocks:?}");
+    assert!(rocks.iter().any(|l| l == "prefix extractor name: rocksdb.FixedPrefix.4"), "{rocks:?}");
+    assert!(rocks.iter().any(|l| l == "# data blocks: 28"), "{rocks:?}");
+    assert_eq!(
+        run_steps(&shale(), &["ldb"], &[]),
+        rocks,
+        "tables Shale's ldb writes, the OPTIONS file loaded"
+    );
+    let off = run_steps(&shale(), &["ldb"], &["--try_load_options=false"]);
+    assert!(off.iter().any(|l| l == "filter policy name: N/A"), "{off:?}");
+    assert_ne!(off, rocks, "without the OPTIONS file Shale writes other tables");
+}

@@ -200,6 +200,10 @@ pub struct IngestSettings {
     pub allow_blocking_flush: bool,
     /// Into the last level with sequence number 0, below every key there.
     pub ingest_behind: bool,
+    /// Also write the assigned sequence number into each file's
+    /// "rocksdb.external_sst_file.global_seqno" property, in place (RocksDB's deprecated
+    /// `write_global_seqno`, for readers older than RocksDB 5.16).
+    pub write_global_seqno: bool,
 }
 
 impl Default for IngestSettings {
@@ -210,6 +214,7 @@ impl Default for IngestSettings {
             allow_global_seqno: true,
             allow_blocking_flush: true,
             ingest_behind: false,
+            write_global_seqno: false,
         }
     }
 }

@@ -377,6 +377,16 @@ impl IngestExternalFileOptions {
         self.flags.push(("ingest_behind", v));
     }
 
+    /// Writes the sequence number ingestion assigns into each file's
+    /// "rocksdb.external_sst_file.global_seqno" property in place, and syncs the file
+    /// (RocksDB's deprecated `IngestExternalFileOptions::write_global_seqno`, false by
+    /// default; `ldb ingest_extern_sst` sets it). A Shale extension: rust-rocksdb 0.25 has
+    /// no setter for it. With a linked file (`move_files`) the source is written too, as in
+    /// RocksDB; a file system without random writes leaves the file as it is.
+    pub fn set_write_global_seqno(&mut self, v: bool) {
+        self.flags.push(("write_global_seqno", v));
+    }
+
     /// The flag's last setting, or RocksDB's default.
     pub(crate) fn flag(&self, name: &str) -> bool {
         let default = matches!(name, "snapshot_consistency" | "allow_global_seqno" | "allow_blocking_flush");
@@ -391,6 +401,7 @@ impl IngestExternalFileOptions {
             allow_global_seqno: self.flag("allow_global_seqno"),
             allow_blocking_flush: self.flag("allow_blocking_flush"),
             ingest_behind: self.flag("ingest_behind"),
+            write_global_seqno: self.flag("write_global_seqno"),
         }
     }
 }

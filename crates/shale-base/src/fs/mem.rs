@@ -200,6 +200,19 @@ impl FileSystem for MemFileSystem {
         Ok(lock_inode(&self.inode("stat", path)?).len() as u64)
     }
 
+    fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+        let inode = self.inode("open for random writes", path)?;
+        let mut f = lock_inode(&inode);
+        let start = usize::try_from(offset)
+            .map_err(|_| Error::invalid_argument(format!("offset {offset} ({})", path.display())))?;
+        let end = start.saturating_add(data.len());
+        if f.len() < end {
+            f.resize(end, 0);
+        }
+        f[start..end].copy_from_slice(data);
+        Ok(())
+    }
+
     fn remove_file(&self, path: &Path) -> Result<()> {
         self.state().files.remove(path).map(|_| ()).ok_or_else(|| not_found("unlink", path))
     }
@@ -329,6 +342,22 @@ mod tests {
         // Reopening for write truncates.
         drop(fs.new_writable_file(p).unwrap());
         assert_eq!(fs.file_size(p).unwrap(), 0);
+    }
+
+    /// `write_at_synced` overwrites bytes in place and leaves the rest; a missing file is
+    /// NotFound-like (the open fails), not created.
+    #[test]
+    fn write_at_overwrites_in_place() {
+        let fs = fs_with_dir();
+        let p = Path::new("/db/f");
+        let mut w = fs.new_writable_file(p).unwrap();
+        w.append(b"0123456789").unwrap();
+        w.sync().unwrap();
+        drop(w);
+        fs.write_at_synced(p, 3, b"abc").unwrap();
+        assert_eq!(read_file(&fs, p).unwrap(), b"012abc6789");
+        assert!(fs.write_at_synced(Path::new("/db/missing"), 0, b"x").is_err());
+        assert!(!fs.file_exists(Path::new("/db/missing")));
     }
 
     #[test]

@@ -325,6 +325,14 @@ pub trait FileSystem: Send + Sync {
     fn sync_file(&self, path: &Path) -> Result<()> {
         Err(crate::error::Error::not_supported(format!("syncing an existing file ({})", path.display())))
     }
+    /// Overwrites `data` at `offset` of an existing file in place and makes it durable
+    /// (RocksDB's `NewRandomRWFile`, `Write`, `Sync`: ingestion's `write_global_seqno`).
+    /// NotSupported by file systems without random writes; the caller then leaves the file
+    /// as it is, as RocksDB does.
+    fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+        let _ = (offset, data);
+        Err(crate::error::Error::not_supported(format!("random writes ({})", path.display())))
+    }
     /// The file's last modification time, in seconds since the Unix epoch (RocksDB's
     /// `GetFileModificationTime`; the WAL archive's TTL). NotSupported by default.
     fn modified_time(&self, path: &Path) -> Result<u64> {

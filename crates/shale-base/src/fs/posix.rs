@@ -195,6 +195,9 @@ macro_rules! same_as_posix {
         fn sync_file(&self, path: &Path) -> Result<()> {
             PosixFileSystem.sync_file(path)
         }
+        fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+            PosixFileSystem.write_at_synced(path, offset, data)
+        }
         fn modified_time(&self, path: &Path) -> Result<u64> {
             PosixFileSystem.modified_time(path)
         }
@@ -771,6 +774,16 @@ impl FileSystem for PosixFileSystem {
         Ok(m.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
     }
 
+    fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(ctx("open for random writes", path), e))?;
+        f.write_all_at(data, offset)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io(ctx("write in place", path), e))
+    }
+
     fn sync_file(&self, path: &Path) -> Result<()> {
         File::open(path)
             .and_then(|f| f.sync_all())
@@ -867,6 +880,23 @@ mod tests {
             f.flush().unwrap();
             assert_eq!(on_disk(name), 15_000, "{name}");
         }
+    }
+
+    /// `write_at_synced` overwrites bytes in place (same length, the rest kept), through
+    /// every POSIX file system; a missing file is an error, not created.
+    #[test]
+    fn write_at_overwrites_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let systems: [&dyn FileSystem; 3] =
+            [&PosixFileSystem, &PosixFsyncFileSystem, &PosixInheritableFileSystem { use_fsync: false }];
+        for fs in systems {
+            std::fs::write(&p, b"0123456789").unwrap();
+            fs.write_at_synced(&p, 3, b"abc").unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"012abc6789");
+        }
+        assert!(PosixFileSystem.write_at_synced(&dir.path().join("missing"), 0, b"x").is_err());
+        assert!(!dir.path().join("missing").exists());
     }
 
     /// `reuse_writable_file` renames the old file (same inode) and overwrites it from its

@@ -108,8 +108,9 @@ pub fn write_extern_sst(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     Ok(())
 }
 
-/// Ingests external SST files (ldb's `ingest_extern_sst`, with its option defaults).
-/// Shale never rewrites an ingested file, so `--write_global_seqno=true` is refused.
+/// Ingests external SST files (ldb's `ingest_extern_sst`, with its option defaults:
+/// `--write_global_seqno` is true unless set false, and then ldb warns that older RocksDB
+/// versions may not open the file; with `--allow_global_seqno=false` it must be false).
 pub fn ingest_extern_sst(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let flags = [
         "move_files",
@@ -120,20 +121,30 @@ pub fn ingest_extern_sst(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "write_global_seqno",
     ];
     p.check_known(&flags)?;
-    if p.params.is_empty() {
-        return Err(Failure::new("input SST file path must be specified"));
+    let allow_global_seqno = p.bool_opt("allow_global_seqno", true)?;
+    let write_global_seqno = p.bool_opt("write_global_seqno", true)?;
+    if allow_global_seqno && !write_global_seqno {
+        eprintln!(
+            "Warning: not writing global_seqno to the ingested SST can\n\
+             prevent older versions of RocksDB from being able to open it"
+        );
     }
-    if p.opt("write_global_seqno").is_some() && p.bool_opt("write_global_seqno", false)? {
+    // RocksDB's constructor records the path check after the global seqno one: it wins.
+    if p.params.len() != 1 {
+        return Err(Failure::new("input SST path must be specified"));
+    }
+    if !allow_global_seqno && write_global_seqno {
         return Err(Failure::new(
-            "Not implemented: --write_global_seqno=true (Shale keeps ingested files unchanged; the MANIFEST holds their sequence number)",
+            "ldb cannot write global_seqno to the ingested SST when global_seqno is not allowed",
         ));
     }
     let mut o = shale::IngestExternalFileOptions::default();
     o.set_move_files(p.bool_opt("move_files", false)?);
     o.set_snapshot_consistency(p.bool_opt("snapshot_consistency", true)?);
-    o.set_allow_global_seqno(p.bool_opt("allow_global_seqno", true)?);
+    o.set_allow_global_seqno(allow_global_seqno);
     o.set_allow_blocking_flush(p.bool_opt("allow_blocking_flush", true)?);
     o.set_ingest_behind(p.bool_opt("ingest_behind", false)?);
+    o.set_write_global_seqno(write_global_seqno);
     let db = open(p)?;
     let c = super::db_cmds::cf(&db, p)?;
     db.ingest_external_file_cf_opts(c, &o, p.params.clone())

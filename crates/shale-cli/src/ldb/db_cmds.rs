@@ -64,19 +64,32 @@ pub fn db_path(p: &Parsed) -> Res<String> {
     }
 }
 
-/// The options ldb opens with: create_if_missing from the flag; when the OPTIONS file is
-/// loaded (`try_load_options`), the latest OPTIONS file is read and must parse (unknown
-/// options are an error unless --ignore_unknown_options and the file is from a RocksDB
-/// newer than 11.8, as RocksDB's parser says).
-fn options(p: &Parsed) -> Res<Options> {
-    let mut o = Options::default();
+/// The options ldb opens with (RocksDB 11.8.1's `LDBCommand::PrepareOptions`): when the
+/// OPTIONS file is loaded (`try_load_options`), the default family's section and the DB
+/// options, every one through the facade's option table (`Options::load_latest`, as
+/// RocksDB's `LoadLatestOptions`), with the function-valued options ldb can name; then
+/// create_if_missing from the flag and ldb's overrides of the base options
+/// ([`cf_overrides`]).
+pub(crate) fn options(p: &Parsed) -> Res<Options> {
+    let mut o = match load_options_file(p)? {
+        Some(l) => l.main,
+        None => Options::default(),
+    };
     o.create_if_missing(p.flag("create_if_missing"));
-    if let Some(f) = loaded_options(p)? {
-        if let Some(cf) = f.cf("default") {
-            apply_cf_options(&mut o, cf)?;
-        }
-    }
-    // ldb's `--auto_compaction=<true|false>` (case-insensitive; ldb aborts on another value).
+    cf_overrides(p, &mut o)?;
+    Ok(o)
+}
+
+/// RocksDB 11.8.1's `LDBCommand::OverrideBaseCFOptions` as far as Shale's ldb takes its
+/// flags: `force_consistency_checks` unless `--disable_consistency_checks`, blob files and
+/// their garbage collection off (ldb's `--enable_blob_files` and
+/// `--enable_blob_garbage_collection`, which Shale's ldb does not take, default false), and
+/// `--auto_compaction=<true|false>` (case-insensitive; ldb aborts on another value). ldb
+/// applies them to its base options and to the family `--column_family` names.
+fn cf_overrides(p: &Parsed, o: &mut Options) -> Res<()> {
+    o.set_force_consistency_checks(!p.flag("disable_consistency_checks"));
+    o.set_enable_blob_files(false);
+    o.set_enable_blob_gc(false);
     if let Some(v) = p.opt("auto_compaction") {
         match v.to_ascii_lowercase().as_str() {
             "true" => o.set_disable_auto_compactions(false),
@@ -84,7 +97,72 @@ fn options(p: &Parsed) -> Res<Options> {
             _ => return Err(Failure::new("Invalid value for boolean argument")),
         }
     }
-    Ok(o)
+    Ok(())
+}
+
+/// A database's OPTIONS file as ldb loads it.
+struct Loaded {
+    /// The DB options with the default family's.
+    main: Options,
+    /// Each family's section, by name.
+    cfs: Vec<shale::ColumnFamilyDescriptor>,
+}
+
+/// The latest OPTIONS file, loaded when `try_load_options` says and `--create_if_missing`
+/// is not given (None otherwise, or without a file: RocksDB's ldb passes NotFound over).
+/// Every DB and CF option goes through the facade's option table; the function-valued
+/// ones RocksDB's registry builds from their names (comparator, merge operator, prefix
+/// extractor) are set by [`apply_function_options`]; a `wal_dir` that does not exist is
+/// replaced by the database's directory, with ldb's warning.
+fn load_options_file(p: &Parsed) -> Res<Option<Loaded>> {
+    if p.flag("create_if_missing") {
+        return Ok(None);
+    }
+    let Some(file) = loaded_options(p)? else {
+        return Ok(None);
+    };
+    let path = db_path(p)?;
+    let failed = |e: shale::Error| {
+        Failure::new(format!(
+            "{e}\nThis tool was built with version {}. If your db is in a different version, \
+             please try again with option --ignore_unknown_options.",
+            shale_format::options_file::WRITTEN_ROCKSDB_VERSION
+        ))
+    };
+    let env = shale::Env::new().map_err(failed)?;
+    // RocksDB's LoadLatestOptions without a cache: each table factory its own block cache
+    // (BlockBasedTableOptions' default, 32 MiB).
+    let cache = shale::Cache::new_lru_cache(32 << 20);
+    let (mut main, descs) = match Options::load_latest(&path, env, p.flag("ignore_unknown_options"), cache) {
+        Ok(l) => l,
+        Err(e) if e.kind() == shale::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(failed(e)),
+    };
+    let wal_dir = file.db_options.iter().find(|(k, _)| k == "wal_dir").map(|(_, v)| v.as_str());
+    let missing_wal_dir = wal_dir.is_some_and(|w| !w.is_empty() && !Path::new(w).exists());
+    if missing_wal_dir {
+        eprintln!("wal_dir loaded from the option file doesn't exist. Ignore it.");
+    }
+    let fix = |o: &mut Options, section: Option<&shale_format::options_file::CfSection>| -> Res<()> {
+        if missing_wal_dir {
+            o.set_wal_dir(&path);
+        }
+        match section {
+            Some(cf) => apply_function_options(o, cf),
+            None => {
+                o.set_merge_operator_object(shale::merge_operators::stringappend(":"));
+                Ok(())
+            }
+        }
+    };
+    fix(&mut main, file.cf("default"))?;
+    let mut cfs = Vec::with_capacity(descs.len());
+    for d in descs {
+        let mut o = d.options().clone();
+        fix(&mut o, file.cf(d.name()))?;
+        cfs.push(shale::ColumnFamilyDescriptor::new(d.name().to_string(), o));
+    }
+    Ok(Some(Loaded { main, cfs }))
 }
 
 /// ldb's `IsTryLoadOptions`: `--try_load_options[=true|false]`, by default on when `--db`
@@ -124,34 +202,6 @@ fn loaded_options(p: &Parsed) -> Res<Option<shale_format::options_file::OptionsF
             shale_format::options_file::WRITTEN_ROCKSDB_VERSION
         ))),
     }
-}
-
-/// The options of a family's OPTIONS section that loading the file applies (README): the
-/// compression type, the comparator and the prefix extractor by their names (RocksDB's
-/// built-in ones), and the merge operator by its name, or, when the file names none,
-/// StringAppendOperator with ':' as ldb sets it. The file's other options change how
-/// tables are written, not what a read returns, and are not applied yet.
-fn apply_cf_options(o: &mut Options, cf: &shale_format::options_file::CfSection) -> Res<()> {
-    apply_function_options(o, cf)?;
-    use shale::DBCompressionType as C;
-    if let Some(v) = cf.option("compression") {
-        let t = match v {
-            "kNoCompression" => C::None,
-            "kSnappyCompression" => C::Snappy,
-            "kZlibCompression" => C::Zlib,
-            "kBZip2Compression" => C::Bz2,
-            "kLZ4Compression" => C::Lz4,
-            "kLZ4HCCompression" => C::Lz4hc,
-            "kZSTD" | "kZSTDNotFinalCompression" => C::Zstd,
-            other => {
-                return Err(Failure::new(format!(
-                    "Not implemented: compression {other} of the OPTIONS file is not supported by Shale"
-                )))
-            }
-        };
-        o.set_compression_type(t);
-    }
-    Ok(())
 }
 
 /// The file's value with RocksDB's escapes (`\:`) undone.
@@ -279,13 +329,29 @@ pub fn missing_db(path: &str, read_only: bool) -> Res<()> {
 }
 
 fn open_with(p: &Parsed, read_only: bool) -> Res<DB> {
-    let o = options(p)?;
-    open_opts(p, o, read_only)
+    open_opts(p, read_only, &|_| {}, &|_| {})
 }
 
-/// Opens the database as [`open`] does, with the options given.
-pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
+/// Opens the database as [`open`] does, with a command's own changes of the options
+/// (RocksDB's subclasses of `LDBCommand`): `base` changes ldb's base options only
+/// (`OverrideBaseOptions`: the DB options, and the families' when no OPTIONS file gave
+/// them), `cf` those and the family `--column_family` names (`OverrideBaseCFOptions`).
+pub(crate) fn open_opts(
+    p: &Parsed,
+    read_only: bool,
+    base: &dyn Fn(&mut Options),
+    cf: &dyn Fn(&mut Options),
+) -> Res<DB> {
     let path = db_path(p)?;
+    let loaded = load_options_file(p)?;
+    let mut o = match &loaded {
+        Some(l) => l.main.clone(),
+        None => Options::default(),
+    };
+    o.create_if_missing(p.flag("create_if_missing"));
+    cf_overrides(p, &mut o)?;
+    base(&mut o);
+    cf(&mut o);
     // RocksDB's words for a database that is not there (DBImplReadOnly reads CURRENT; DB::Open
     // checks it first).
     if !p.flag("create_if_missing") {
@@ -301,17 +367,21 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
     };
     // ldb's OpenDB: without an OPTIONS file loaded, a database of one family gets
     // StringAppendOperator with ':' (several families get none).
-    let mut o = o;
-    if cfs.len() <= 1 && loaded_options(p)?.is_none() {
+    if cfs.len() <= 1 && loaded.is_none() {
         o.set_merge_operator_object(shale::merge_operators::stringappend(":"));
     }
     let mut descs = crate::families::descriptors(&o, cfs);
-    // --try_load_options: each family gets its own section's options.
-    if let Some(f) = loaded_options(p)? {
+    // An OPTIONS file loaded: each family gets its own section's options; only the one
+    // `--column_family` names gets ldb's overrides (RocksDB's PrepareOptions).
+    if let Some(l) = &loaded {
+        let selected = cf_name(p);
         for d in descs.iter_mut() {
-            if let Some(cf) = f.cf(d.name()) {
-                let mut co = o.clone();
-                apply_cf_options(&mut co, cf)?;
+            if let Some(from_file) = l.cfs.iter().find(|c| c.name() == d.name()) {
+                let mut co = from_file.options().clone();
+                if d.name() == selected {
+                    cf_overrides(p, &mut co)?;
+                    cf(&mut co);
+                }
                 *d = shale::ColumnFamilyDescriptor::new(d.name().to_string(), co);
             }
         }
@@ -939,16 +1009,19 @@ pub(super) fn print_multi_results(
 pub fn load(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["from", "to", "disable_wal", "bulk_load", "compact"])?;
     let h = Hex::of(p);
-    let mut o = options(p)?;
-    if p.flag("bulk_load") {
-        o.set_disable_auto_compactions(true);
-        o.set_level_zero_file_num_compaction_trigger(1 << 30);
-        o.set_level_zero_slowdown_writes_trigger(1 << 30);
-        o.set_level_zero_stop_writes_trigger(1 << 30);
-        o.set_soft_pending_compaction_bytes_limit(0);
-        o.set_hard_pending_compaction_bytes_limit(0);
-    }
-    let db = open_opts(p, o, false)?;
+    // ldb's `DBLoaderCommand::OverrideBaseOptions`: PrepareForBulkLoad on the base options.
+    let bulk = p.flag("bulk_load");
+    let base = |o: &mut Options| {
+        if bulk {
+            o.set_disable_auto_compactions(true);
+            o.set_level_zero_file_num_compaction_trigger(1 << 30);
+            o.set_level_zero_slowdown_writes_trigger(1 << 30);
+            o.set_level_zero_stop_writes_trigger(1 << 30);
+            o.set_soft_pending_compaction_bytes_limit(0);
+            o.set_hard_pending_compaction_bytes_limit(0);
+        }
+    };
+    let db = open_opts(p, false, &base, &|_| {})?;
     let c = cf(&db, p)?;
     let mut wo = shale::WriteOptions::default();
     wo.disable_wal(p.flag("disable_wal"));

@@ -121,12 +121,14 @@ pub fn reduce_levels(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Ok(());
     }
     // Compact the whole family so that its files are in one level (the deepest).
-    let mut o = shale::Options::default();
-    o.set_num_levels(old as i32);
-    o.set_max_bytes_for_level_base(1 << 50);
-    o.set_max_bytes_for_level_multiplier(1.0);
+    // ldb's `ReduceDBLevelsCommand::OverrideBaseCFOptions`.
+    let tune = |o: &mut shale::Options| {
+        o.set_num_levels(old as i32);
+        o.set_max_bytes_for_level_base(1 << 50);
+        o.set_max_bytes_for_level_multiplier(1.0);
+    };
     {
-        let d = open_opts(p, o, false)?;
+        let d = open_opts(p, false, &|_| {}, &tune)?;
         w(out, "Compacting the db...\n")?;
         let c = cf(&d, p)?;
         with_progress("compacting", || d.try_compact_range_cf(c, None::<&[u8]>, None::<&[u8]>))
@@ -187,17 +189,19 @@ pub fn change_compaction_style(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let name = cf_name(p);
     let levels = super::manifest::levels_of(p).get(&name).copied().unwrap_or(7);
     // ldb's options for the conversion: everything compacted into a single file.
-    let mut o = shale::Options::default();
-    o.set_disable_auto_compactions(true);
-    o.set_target_file_size_base(i32::MAX as u64);
-    o.set_target_file_size_multiplier(1);
-    o.set_max_bytes_for_level_base(i32::MAX as u64);
-    o.set_max_bytes_for_level_multiplier(1.0);
-    o.set_max_compaction_bytes(u64::MAX / 4);
+    // ldb's `ChangeCompactionStyleCommand::OverrideBaseCFOptions`.
+    let tune = |o: &mut shale::Options| {
+        o.set_disable_auto_compactions(true);
+        o.set_target_file_size_base(i32::MAX as u64);
+        o.set_target_file_size_multiplier(1);
+        o.set_max_bytes_for_level_base(i32::MAX as u64);
+        o.set_max_bytes_for_level_multiplier(1.0);
+        o.set_max_compaction_bytes(u64::MAX / 4);
+    };
     let shown =
         |n: &[usize]| (0..levels).map(|l| n.get(l).copied().unwrap_or(0).to_string()).collect::<Vec<_>>();
     {
-        let d = open_opts(p, o, false)?;
+        let d = open_opts(p, false, &|_| {}, &tune)?;
         let c = cf(&d, p)?;
         let before: Vec<String> = (0..levels)
             .map(|l| {

@@ -311,6 +311,9 @@ impl FileSystem for BufferedWritesFs {
     fn sync_file(&self, path: &Path) -> Result<()> {
         self.inner.sync_file(path)
     }
+    fn write_at_synced(&self, path: &Path, offset: u64, data: &[u8]) -> Result<()> {
+        self.inner.write_at_synced(path, offset, data)
+    }
     fn modified_time(&self, path: &Path) -> Result<u64> {
         self.inner.modified_time(path)
     }

@@ -32,8 +32,12 @@
 //! ranges overlap it; RocksDB may go past such a level).
 //!
 //! The files keep sequence number 0 in their keys; the number chosen is their largest
-//! seqno in the MANIFEST, which `table/reader.rs` applies as the global seqno (RocksDB's
-//! `write_global_seqno = false`), so a moved file is never rewritten.
+//! seqno in the MANIFEST, which `table/reader.rs` applies as the global seqno, so a moved
+//! file is never rewritten (RocksDB's `write_global_seqno = false`, the default). With
+//! `write_global_seqno` the number is also written into the file's
+//! "rocksdb.external_sst_file.global_seqno" property in place (8 bytes at the offset the
+//! properties block gives, the block's checksum left as it was, as RocksDB leaves it), the
+//! file synced, with the DB mutex released (see `install_ingested`).
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -88,6 +92,10 @@ struct Ingested {
     /// timestamps since the file's comparator): recorded in the MANIFEST, and without them
     /// the boundaries are kept padded (`FileMetaData::stripped_ts_size`).
     ts_persisted: bool,
+    /// The file's "rocksdb.external_sst_file.global_seqno" property (0 when it has none).
+    original_seqno: u64,
+    /// With `write_global_seqno`: where that property's value lies in the file.
+    global_seqno_offset: Option<u64>,
 }
 
 impl DbInner {
@@ -118,7 +126,7 @@ impl DbInner {
         let _ingest = h.ingest_lock.read();
         let mut files = Vec::with_capacity(paths.len());
         for p in paths {
-            files.push(self.inspect_external_file(h, p)?);
+            files.push(self.inspect_external_file(h, p, opts.write_global_seqno)?);
         }
         // Stage copies (or links) under new numbers.
         let mut staged: Vec<u64> = Vec::new();
@@ -160,7 +168,7 @@ impl DbInner {
     }
 
     /// Opens an external file and takes what ingestion needs from it.
-    fn inspect_external_file(&self, h: &Arc<CfHandle>, path: &Path) -> Result<Ingested> {
+    fn inspect_external_file(&self, h: &Arc<CfHandle>, path: &Path, write_seqno: bool) -> Result<Ingested> {
         let name = path.display().to_string();
         let size = self.fs.file_size(path)?;
         let file = self.fs.new_random_access_file(path)?;
@@ -247,6 +255,24 @@ impl DbInner {
         if !props.user_collected.contains_key(names::EXTERNAL_SST_VERSION) {
             return Err(Error::corruption(format!("External file version not found: {name}")));
         }
+        // RocksDB's SanityCheckTableProperties: a version 2 file carries a global seqno
+        // property; `write_global_seqno` needs where its value lies in the file.
+        let version = props.user_collected.get(names::EXTERNAL_SST_VERSION).filter(|v| v.len() == 4);
+        let version_2 = version.is_some_and(|v| v.as_slice() == 2u32.to_le_bytes());
+        let original_seqno = props
+            .user_collected
+            .get(names::EXTERNAL_SST_GLOBAL_SEQNO)
+            .filter(|v| v.len() == 8)
+            .map_or(0, |v| crate::coding::decode_fixed64(v));
+        let global_seqno_offset = if write_seqno && version_2 {
+            let file = self.fs.new_random_access_file(path)?;
+            match crate::table::reader::external_global_seqno_offset(file.as_ref(), size, &name)? {
+                Some(o) => Some(o),
+                None => return Err(Error::corruption("Was not able to find file global seqno field")),
+            }
+        } else {
+            None
+        };
         if props.column_family_id != UNKNOWN_COLUMN_FAMILY
             && props.column_family_id != crate::table::properties::UNKNOWN_COLUMN_FAMILY
             && props.column_family_id != h.id as u64
@@ -336,6 +362,8 @@ impl DbInner {
             file_checksum: Vec::new(),
             file_checksum_func_name: crate::file_checksum::UNKNOWN_FUNC_NAME.to_string(),
             ts_persisted,
+            original_seqno,
+            global_seqno_offset,
         })
     }
 
@@ -409,123 +437,162 @@ impl DbInner {
                 "Files with overlapping ranges cannot be ingested to column family with user-defined timestamp enabled.",
             ));
         }
+        // What each file's global seqno property holds (`write_global_seqno` rewrites it).
+        let mut written: Vec<u64> = files.iter().map(|f| f.original_seqno).collect();
+        let mut checksums: Vec<Option<Vec<u8>>> = vec![None; files.len()];
         let mut st = self.lock_state();
-        // Memtables that overlap the files are flushed first.
-        'check: loop {
-            if let Some(e) = st.errors.stop_error() {
-                return Err(e);
-            }
-            let cf = st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
-            let mem_overlaps = files.iter().any(|f| self.memtable_overlaps(h, &cf.mem, f));
-            let imm_overlaps =
-                cf.imm.iter().any(|(m, _)| files.iter().any(|f| self.memtable_overlaps(h, m, f)));
-            if !mem_overlaps && !imm_overlaps {
-                if !with_ts {
-                    break;
-                }
-                // With timestamps a level overlaps a file only where it holds a key of the
-                // file's range (RocksDB's `OverlapWithLevelIterator`): the tables whose range
-                // overlaps are read without the DB mutex (the Version held keeps them), and
-                // the check starts again if the Version changed meanwhile.
-                let v = cf.current.clone();
-                let mut candidates: Vec<(usize, Arc<FileMetaData>)> = Vec::new();
-                for (i, f) in files.iter().enumerate() {
-                    for l in 0..v.num_levels() {
-                        for m in v.files(l) {
-                            if overlap(f, user_key(&m.smallest), user_key(&m.largest)) {
-                                candidates.push((i, m.clone()));
-                            }
-                        }
-                    }
-                }
-                if candidates.is_empty() {
-                    break;
-                }
-                let holds = super::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
-                if holds {
-                    return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
-                }
-                let unchanged = st.cfs.get(&id).is_some_and(|c| Arc::ptr_eq(&c.current, &v));
-                if unchanged {
-                    break 'check;
-                }
-                continue 'check;
-            }
-            if with_ts {
-                return Err(Error::invalid_argument(
-                    "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range in the memtables.",
-                ));
-            }
-            if !opts.allow_blocking_flush {
-                return Err(Error::invalid_argument("External file requires flush"));
-            }
-            if mem_overlaps {
-                self.switch_memtables(&mut st, &[id], false)?;
-            }
-            let target = st.cfs.get(&id).map_or(0, |c| c.mems_switched);
-            while st.cfs.get(&id).is_some_and(|c| c.mems_flushed < target) {
+        let (placements, need_seqno, last) = loop {
+            // Memtables that overlap the files are flushed first.
+            'check: loop {
                 if let Some(e) = st.errors.stop_error() {
                     return Err(e);
                 }
-                if self.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
-                    return Err(Error::shutdown("Database shutdown"));
-                }
-                self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
-            }
-        }
-        let cf = st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
-        let v = cf.current.clone();
-        let level_overlaps = |f: &Ingested, level: usize| {
-            v.files(level).iter().any(|m| overlap(f, user_key(&m.smallest), user_key(&m.largest)))
-        };
-        let compaction_overlaps = |f: &Ingested, level: usize| {
-            cf.running.iter().any(|r| r.output_level == level && overlap(f, &r.smallest, &r.largest))
-        };
-        // With timestamps the levels' keys were checked above; a running compaction's
-        // output range still counts by its range, as RocksDB's `RangeOverlapWithCompaction`.
-        let overlap_with_db = files.iter().any(|f| {
-            (0..v.num_levels()).any(|l| (!with_ts && level_overlaps(f, l)) || compaction_overlaps(f, l))
-        });
-        if with_ts && overlap_with_db {
-            return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
-        }
-        if behind {
-            // RocksDB's CheckLevelForIngestedBehindFile: each file fits in the last level, and
-            // no level above holds a file at sequence number 0 (it would sort below them).
-            let last = v.num_levels() - 1;
-            if files.iter().any(|f| level_overlaps(f, last) || compaction_overlaps(f, last)) {
-                return Err(Error::invalid_argument(
-                    "Can't ingest_behind file as it doesn't fit at the last level!",
-                ));
-            }
-            if (0..last).any(|l| v.files(l).iter().any(|m| m.smallest_seqno == 0)) {
-                return Err(Error::invalid_argument(
-                    "Can't ingest_behind file as despite cf_allow_ingest_behind=true there are files with 0 seqno in database at upper levels!",
-                ));
-            }
-        }
-        let snapshots = opts.snapshot_consistency && !self.snapshot_list()?.is_empty();
-        let last = self.versions.last_sequence();
-        let need_seqno = !behind && (overlap_with_db || snapshots || files_overlap);
-        if need_seqno && !opts.allow_global_seqno {
-            return Err(Error::invalid_argument("Global seqno is required, but disabled"));
-        }
-        let mut edit = VersionEdit { column_family: id, ..Default::default() };
-        for (i, f) in files.iter().enumerate() {
-            let (level, seqno) = if behind {
-                (v.num_levels() - 1, 0)
-            } else if files_overlap {
-                (0, last + 1 + i as u64)
-            } else {
-                let mut target = 0;
-                for l in 0..v.num_levels() {
-                    if level_overlaps(f, l) || compaction_overlaps(f, l) {
+                let cf =
+                    st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
+                let mem_overlaps = files.iter().any(|f| self.memtable_overlaps(h, &cf.mem, f));
+                let imm_overlaps =
+                    cf.imm.iter().any(|(m, _)| files.iter().any(|f| self.memtable_overlaps(h, m, f)));
+                if !mem_overlaps && !imm_overlaps {
+                    if !with_ts {
                         break;
                     }
-                    target = l;
+                    // With timestamps a level overlaps a file only where it holds a key of the
+                    // file's range (RocksDB's `OverlapWithLevelIterator`): the tables whose range
+                    // overlaps are read without the DB mutex (the Version held keeps them), and
+                    // the check starts again if the Version changed meanwhile.
+                    let v = cf.current.clone();
+                    let mut candidates: Vec<(usize, Arc<FileMetaData>)> = Vec::new();
+                    for (i, f) in files.iter().enumerate() {
+                        for l in 0..v.num_levels() {
+                            for m in v.files(l) {
+                                if overlap(f, user_key(&m.smallest), user_key(&m.largest)) {
+                                    candidates.push((i, m.clone()));
+                                }
+                            }
+                        }
+                    }
+                    if candidates.is_empty() {
+                        break;
+                    }
+                    let holds = super::unlocked(&mut st, || self.tables_hold_keys_of(h, files, &candidates))?;
+                    if holds {
+                        return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
+                    }
+                    let unchanged = st.cfs.get(&id).is_some_and(|c| Arc::ptr_eq(&c.current, &v));
+                    if unchanged {
+                        break 'check;
+                    }
+                    continue 'check;
                 }
-                (target, if need_seqno { last + 1 } else { 0 })
+                if with_ts {
+                    return Err(Error::invalid_argument(
+                        "Column family enables user-defined timestamps, please make sure the key range (without timestamp) of external file does not overlap with key range in the memtables.",
+                    ));
+                }
+                if !opts.allow_blocking_flush {
+                    return Err(Error::invalid_argument("External file requires flush"));
+                }
+                if mem_overlaps {
+                    self.switch_memtables(&mut st, &[id], false)?;
+                }
+                let target = st.cfs.get(&id).map_or(0, |c| c.mems_switched);
+                while st.cfs.get(&id).is_some_and(|c| c.mems_flushed < target) {
+                    if let Some(e) = st.errors.stop_error() {
+                        return Err(e);
+                    }
+                    if self.shutting_down.load(std::sync::atomic::Ordering::Acquire) {
+                        return Err(Error::shutdown("Database shutdown"));
+                    }
+                    self.done_cv.wait_for(&mut st, std::time::Duration::from_millis(100));
+                }
+            }
+            let cf = st.cfs.get(&id).ok_or_else(|| Error::invalid_argument("Column family was dropped"))?;
+            let v = cf.current.clone();
+            let level_overlaps = |f: &Ingested, level: usize| {
+                v.files(level).iter().any(|m| overlap(f, user_key(&m.smallest), user_key(&m.largest)))
             };
+            let compaction_overlaps = |f: &Ingested, level: usize| {
+                cf.running.iter().any(|r| r.output_level == level && overlap(f, &r.smallest, &r.largest))
+            };
+            // With timestamps the levels' keys were checked above; a running compaction's
+            // output range still counts by its range, as RocksDB's `RangeOverlapWithCompaction`.
+            let overlap_with_db = files.iter().any(|f| {
+                (0..v.num_levels()).any(|l| (!with_ts && level_overlaps(f, l)) || compaction_overlaps(f, l))
+            });
+            if with_ts && overlap_with_db {
+                return Err(Error::invalid_argument(OVERLAP_WITH_DB_TS));
+            }
+            if behind {
+                // RocksDB's CheckLevelForIngestedBehindFile: each file fits in the last level, and
+                // no level above holds a file at sequence number 0 (it would sort below them).
+                let last = v.num_levels() - 1;
+                if files.iter().any(|f| level_overlaps(f, last) || compaction_overlaps(f, last)) {
+                    return Err(Error::invalid_argument(
+                        "Can't ingest_behind file as it doesn't fit at the last level!",
+                    ));
+                }
+                if (0..last).any(|l| v.files(l).iter().any(|m| m.smallest_seqno == 0)) {
+                    return Err(Error::invalid_argument(
+                        "Can't ingest_behind file as despite cf_allow_ingest_behind=true there are files with 0 seqno in database at upper levels!",
+                    ));
+                }
+            }
+            let snapshots = opts.snapshot_consistency && !self.snapshot_list()?.is_empty();
+            let last = self.versions.last_sequence();
+            let need_seqno = !behind && (overlap_with_db || snapshots || files_overlap);
+            if need_seqno && !opts.allow_global_seqno {
+                return Err(Error::invalid_argument("Global seqno is required, but disabled"));
+            }
+            let placements: Vec<(usize, u64)> = files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    if behind {
+                        (v.num_levels() - 1, 0)
+                    } else if files_overlap {
+                        (0, last + 1 + i as u64)
+                    } else {
+                        let mut target = 0;
+                        for l in 0..v.num_levels() {
+                            if level_overlaps(f, l) || compaction_overlaps(f, l) {
+                                break;
+                            }
+                            target = l;
+                        }
+                        (target, if need_seqno { last + 1 } else { 0 })
+                    }
+                })
+                .collect();
+
+            // `write_global_seqno` (RocksDB's `AssignGlobalSeqnoForIngestedFile`): each file
+            // whose property differs from its number gets it written in place and synced,
+            // with the DB mutex released (write leadership keeps the sequence and the
+            // memtables still); the plan is made again if the family's Version or its
+            // snapshots changed meanwhile.
+            let todo: Vec<(usize, u64)> = placements
+                .iter()
+                .enumerate()
+                .filter(|(i, (_, seqno))| opts.write_global_seqno && *seqno != written[*i])
+                .map(|(i, (_, seqno))| (i, *seqno))
+                .collect();
+            if todo.is_empty() {
+                break (placements, need_seqno, last);
+            }
+            let had_snapshots = snapshots;
+            super::unlocked(&mut st, || self.write_global_seqnos(h, files, &todo, &mut checksums))?;
+            for &(i, seqno) in &todo {
+                written[i] = seqno;
+            }
+            let same_version = st.cfs.get(&id).is_some_and(|c| Arc::ptr_eq(&c.current, &v));
+            let same_snapshots =
+                (opts.snapshot_consistency && !self.snapshot_list()?.is_empty()) == had_snapshots;
+            if same_version && same_snapshots {
+                break (placements, need_seqno, last);
+            }
+        };
+        let mut edit = VersionEdit { column_family: id, ..Default::default() };
+        for (i, f) in files.iter().enumerate() {
+            let (level, seqno) = placements[i];
             let largest = if f.largest_is_sentinel {
                 make_internal_key(&f.largest, MAX_SEQUENCE_NUMBER, ValueType::RangeDeletion)
             } else {
@@ -542,7 +609,7 @@ impl DbInner {
                     largest_seqno: seqno,
                     file_creation_time: f.file_creation_time,
                     oldest_ancester_time: f.creation_time,
-                    file_checksum: f.file_checksum.clone(),
+                    file_checksum: checksums[i].clone().unwrap_or_else(|| f.file_checksum.clone()),
                     file_checksum_func_name: f.file_checksum_func_name.clone(),
                     tail_size: f.tail_size,
                     unique_id: f.unique_id,
@@ -566,6 +633,46 @@ impl DbInner {
         }
         self.log_and_apply(&mut st, vec![edit], |_| {})?;
         self.purge_after_ingest(&mut st);
+        Ok(())
+    }
+
+    /// `write_global_seqno`: writes each number of `todo` (file index, sequence number) into
+    /// that file's global seqno property as the database holds it, in place, and syncs it
+    /// (RocksDB's `AssignGlobalSeqnoForIngestedFile`); with the CRC32C checksum factory the
+    /// file is then read again for the MANIFEST's checksum (`GenerateChecksumForIngestedFile`).
+    /// A file system without random writes leaves the file as it is, as RocksDB's does.
+    /// Called without the DB mutex.
+    fn write_global_seqnos(
+        &self,
+        h: &Arc<CfHandle>,
+        files: &[Ingested],
+        todo: &[(usize, u64)],
+        checksums: &mut [Option<Vec<u8>>],
+    ) -> Result<()> {
+        let dir = h.table_dir(&self.path, 0);
+        for &(i, seqno) in todo {
+            let Some(f) = files.get(i) else { continue };
+            let Some(offset) = f.global_seqno_offset else {
+                return Err(Error::invalid_argument(
+                    "Trying to set global seqno for a file that don't have a global seqno field",
+                ));
+            };
+            let path = filename::table_file(dir, f.number);
+            match self.fs.write_at_synced(&path, offset, &seqno.to_le_bytes()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotSupported => continue,
+                Err(e) => {
+                    self.info_log.log_at(
+                        crate::config::LogLevel::Warn,
+                        format_args!("Failed to write global seqno to {}: {e}", path.display()),
+                    );
+                    return Err(e);
+                }
+            }
+            if self.config.file_checksum_crc32c {
+                checksums[i] = Some(crate::file_checksum::file_checksum_of(&*self.fs, &path, 0)?);
+            }
+        }
         Ok(())
     }
 

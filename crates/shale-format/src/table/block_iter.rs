@@ -1200,4 +1200,32 @@ impl<B: Deref<Target = Block>> IndexBlockIter<B> {
     pub fn status(&self) -> Result<()> {
         self.inner.status.clone()
     }
+
+    /// kBinarySearchWithFirstKey: the first internal key of the current entry's data block
+    /// (the length-prefixed tail of the value, after its full or delta-encoded handle).
+    /// None when the index carries no first keys, the cursor is not valid, or the entry
+    /// is malformed. Decoded on demand (only `sst_dump --command=raw` asks), so the
+    /// cursor's stepping stays as it is.
+    pub fn first_internal_key(&self) -> Option<&[u8]> {
+        let EntryFormat::Index { delta, first_key: true } = self.inner.format else {
+            return None;
+        };
+        if !self.inner.is_valid() {
+            return None;
+        }
+        let data = self.inner.block.data.get(..self.inner.block.restart_offset)?;
+        let (shared, _, value_len, _) = decode_entry_header(data, self.inner.current, !delta)?;
+        let v = self.inner.raw_value();
+        // As `parse_next_entry`: without a stored value length, an entry sharing a key
+        // prefix holds a delta-encoded size (one varint), else a full handle (two).
+        let varints = if value_len.is_none() && shared != 0 { 1 } else { 2 };
+        let mut used = 0;
+        for _ in 0..varints {
+            let (_, n) = decode_varint64(v.get(used..)?)?;
+            used += n;
+        }
+        let (len, n) = decode_varint32(v.get(used..)?)?;
+        let start = used + n;
+        v.get(start..start.checked_add(len as usize)?)
+    }
 }

@@ -532,6 +532,38 @@ fn read_properties_block(
     Ok(buf)
 }
 
+/// Where the value of an external file's global seqno property lies in the file (RocksDB's
+/// `TableProperties::external_sst_file_global_seqno_offset`, which ingestion's
+/// `write_global_seqno` overwrites in place): None when the table has no such property or
+/// its properties block is compressed.
+pub fn external_global_seqno_offset(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    name: &str,
+) -> Result<Option<u64>> {
+    let footer = read_footer(file, file_size, name)?;
+    let checksum = footer.block_checksum();
+    let mh = footer.metaindex_handle;
+    let metaindex = Arc::new(
+        Block::new(read_block_with(file, mh, checksum, true, name)?).map_err(|e| in_file(e, name, mh))?,
+    );
+    let mut props = None;
+    for (k, v) in metaindex.entries().map_err(|e| in_file(e, name, mh))? {
+        if k == PROPERTIES_BLOCK.as_bytes() || (props.is_none() && k == PROPERTIES_BLOCK_OLD.as_bytes()) {
+            props = Some(BlockHandle::decode(&v).map_err(|e| in_file(e, name, mh))?);
+        }
+    }
+    let Some(h) = props else { return Ok(None) };
+    let Ok(size) = usize::try_from(h.size) else { return Ok(None) };
+    let mut buf = vec![0u8; size.saturating_add(super::format::BLOCK_TRAILER_SIZE)];
+    super::format::read_exact_at(file, h.offset, &mut buf, name)?;
+    if buf.get(size) != Some(&0) {
+        return Ok(None);
+    }
+    let off = property_value_offset(&buf[..size], names::EXTERNAL_SST_GLOBAL_SEQNO.as_bytes());
+    Ok(off.filter(|o| o + 8 <= size).map(|o| h.offset + o as u64))
+}
+
 /// Where the value of property `name` starts in an uncompressed properties block.
 fn property_value_offset(block: &[u8], name: &[u8]) -> Option<usize> {
     use crate::coding::decode_varint64;
