@@ -179,7 +179,10 @@ pub enum Marker<'a> {
     EndPrepare(&'a [u8]),
     Commit(&'a [u8]),
     /// CommitXIDAndTimestamp: the transaction `xid` committed at timestamp `ts`.
-    CommitWithTimestamp { xid: &'a [u8], ts: &'a [u8] },
+    CommitWithTimestamp {
+        xid: &'a [u8],
+        ts: &'a [u8],
+    },
     Rollback(&'a [u8]),
 }
 
@@ -589,9 +592,9 @@ impl Batch {
             match decode_record(&mut input, offset)? {
                 Record::Entry(e) => {
                     if e.value_type == ValueType::WideColumnEntity {
-                        return Err(Error::not_supported(
-                            "wide-column entities in a TTL database are not supported (RocksDB's DBWithTTL has none either)",
-                        ));
+                        // RocksDB's DBWithTTLImpl::Write: its handler keeps the default PutEntityCF
+                        // (put_entity itself bypasses this path, as StackableDB's PutEntity).
+                        return Err(Error::not_supported("PutEntityCF not implemented"));
                     }
                     let tags = record_tags(e.value_type);
                     match e.value_type {

@@ -316,8 +316,13 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
             }
         }
     }
+    // --ttl: ldb's OpenDB opens a DBWithTTL (TTL 0: nothing expires), whose writes carry
+    // their write time. Read-only, the stored values are read as they are and the commands
+    // strip the write time as DBWithTTL's Get does (`strip_ttl`).
     let db = if read_only {
         DB::open_cf_descriptors_read_only(&o, &path, descs, false)
+    } else if p.flag("ttl") {
+        DB::open_cf_descriptors_with_ttl(&o, &path, descs, Duration::ZERO)
     } else {
         DB::open_cf_descriptors(&o, &path, descs)
     }
@@ -328,6 +333,37 @@ pub(crate) fn open_opts(p: &Parsed, o: Options, read_only: bool) -> Res<DB> {
         return Err(Failure::new(format!("Non-existing column family {name}")));
     }
     Ok(db)
+}
+
+/// RocksDB 11.8.1's ldb with --ttl: its OpenDB records this failure (the family name it
+/// checks is always set) and still opens the database and runs the command, so a command
+/// that succeeds ends with it (exit status 1) and one that fails with its own failure.
+pub(crate) fn ttl_failure() -> Failure {
+    Failure::new("ldb doesn't support TTL DB with multiple column families")
+}
+
+/// The end of a command that succeeded: with --ttl, [`ttl_failure`].
+pub(crate) fn ttl_end(p: &Parsed) -> Res<()> {
+    if p.flag("ttl") {
+        Err(ttl_failure())
+    } else {
+        Ok(())
+    }
+}
+
+/// The user's value of a value stored in a TTL database (RocksDB's DBWithTTLImpl::Get:
+/// `SanityCheckTimestamp`, then `StripTS`); the error text is the Status's.
+pub(crate) fn strip_ttl(mut v: Vec<u8>) -> Result<Vec<u8>, String> {
+    let Some(cut) = v.len().checked_sub(4) else {
+        return Err("Corruption: Error: value's length less than timestamp's".to_string());
+    };
+    let t = i32::from_le_bytes([v[cut], v[cut + 1], v[cut + 2], v[cut + 3]]);
+    // DBWithTTLImpl::kMinTimestamp.
+    if t < 1_368_146_402 {
+        return Err("Corruption: Error: Timestamp < ttl feature release time!".to_string());
+    }
+    v.truncate(cut);
+    Ok(v)
 }
 
 pub(crate) fn cf_name(p: &Parsed) -> String {
@@ -359,13 +395,19 @@ pub fn get(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let db = open_read_only(p)?;
     // RocksDB 11 prints "Key not found" and succeeds (7.8.3 failed with
     // "Get failed: NotFound: " and exit status 1).
-    match db.get_cf(cf(&db, p)?, &key).map_err(|e| Failure::new(format!("Get failed: {e}")))? {
+    let found = db.get_cf(cf(&db, p)?, &key).map_err(|e| Failure::new(format!("Get failed: {e}")))?;
+    let found = match found {
+        Some(v) if p.flag("ttl") => Some(strip_ttl(v).map_err(|e| Failure::new(format!("Get failed: {e}")))?),
+        other => other,
+    };
+    match found {
         Some(v) => {
             w(out, &h.value_out(&v))?;
-            w(out, b"\n")
+            w(out, b"\n")?;
         }
-        None => w(out, b"Key not found\n"),
+        None => w(out, b"Key not found\n")?,
     }
+    ttl_end(p)
 }
 
 pub fn put(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -375,9 +417,11 @@ pub fn put(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("<key> and <value> must be specified for the put command"));
     };
     let (k, v) = (h.key_in(key)?, h.value_in(value)?);
+    // --ttl: a TTL database's put (the value gets its write time).
     let db = open(p)?;
     db.put_cf(cf(&db, p)?, k, v).map_err(Failure::db)?;
-    ok(out)
+    ok(out)?;
+    ttl_end(p)
 }
 
 pub fn batchput(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -395,8 +439,10 @@ pub fn batchput(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     for kv in p.params.chunks(2) {
         b.put_cf(c, h.key_in(&kv[0])?, h.value_in(&kv[1])?);
     }
+    // --ttl: a TTL database's write (each value gets its write time).
     db.write(b).map_err(Failure::db)?;
-    ok(out)
+    ok(out)?;
+    ttl_end(p)
 }
 
 pub fn delete(p: &Parsed, out: &mut Out<'_>, single: bool) -> Res<()> {
@@ -469,7 +515,6 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     // "ldb doesn't support TTL DB with multiple column families" (its check of the family
     // name, always set, fails without stopping the open): the same here.
     let ttl = p.flag("ttl");
-    let ttl_failure = || Failure::new("ldb doesn't support TTL DB with multiple column families");
     let stamp = ttl && p.flag("timestamp");
     let time_opt = |name: &str, default: i32| -> Res<i32> {
         match p.opt(name) {

@@ -725,7 +725,9 @@ pub fn replay_wal(
         let ts_size = |id: u32| cfs.get(&id).map_or(0, |c| c.handle.icmp.timestamp_size());
         let prepared = &mut ctx.prepared;
         if ts_fixes.is_empty() {
-            batch.for_each_wal_record(&mut |r| prepared.replay(config, wal, r, &mut seq, &mut insert, &ts_size))?;
+            batch.for_each_wal_record(&mut |r| {
+                prepared.replay(config, wal, r, &mut seq, &mut insert, &ts_size)
+            })?;
         } else {
             // RocksDB's TimestampRecoveryHandler: the batch's keys (both ends of a range
             // deletion) get their timestamps stripped or the minimum one appended before
@@ -750,9 +752,14 @@ pub fn replay_wal(
                             &ts_size,
                         )
                     }
-                    None => {
-                        prepared.replay(config, wal, crate::batch::WalRecord::Entry(e), &mut seq, &mut insert, &ts_size)
-                    }
+                    None => prepared.replay(
+                        config,
+                        wal,
+                        crate::batch::WalRecord::Entry(e),
+                        &mut seq,
+                        &mut insert,
+                        &ts_size,
+                    ),
                 },
                 marker => prepared.replay(config, wal, marker, &mut seq, &mut insert, &ts_size),
             })?;
