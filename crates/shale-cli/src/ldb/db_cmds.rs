@@ -805,9 +805,11 @@ pub fn with_progress<T>(what: &str, f: impl FnOnce() -> T) -> T {
 }
 
 pub fn compact(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
-    p.check_known(&["from", "to"])?;
+    p.check_known(&["from", "to", "ttl"])?;
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
+    // --ttl: the database opens as a DBWithTTL (TTL 0: its compaction filter drops nothing);
+    // CompactorCommand sets its own success, so no --ttl failure follows (`ttl_end`).
     let db = open(p)?;
     let c = cf(&db, p)?;
     // ldb's CompactorCommand compacts with kForceOptimized: the last level's tables are
