@@ -5,6 +5,7 @@
 //! TZ=UTC); `--start_time`/`--end_time` select by write time; and then, as 11.8.1 does
 //! after every TTL command, `Failed: ldb doesn't support TTL DB with multiple column
 //! families` with exit status 1. `scan --timestamp` without `--ttl` is a plain scan.
+//! `dump --ttl` likewise (DBDumperCommand over the TtlIterator), with `--bucket` counts.
 //! No normalisation.
 //!
 //! The database, `tests/golden/ttl/db`, was written by 11.8.1 (`ldb --create_if_missing
@@ -40,6 +41,16 @@ const CASES: &[&[&str]] = &[
     &["--db=db", "--ttl", "scan", "--start_time=5", "--end_time=2"],
     &["--db=db", "--ttl", "--column_family=default", "scan"],
     &["--db=db", "scan", "--timestamp", "--value_hex"],
+    // dump --ttl: the same values, filters and times, with --bucket counts by write time.
+    &["--db=db", "--ttl", "dump"],
+    &["--db=db", "--ttl", "dump", "--timestamp", "--max_keys=3"],
+    &["--db=db", "--ttl", "dump", "--start_time=1795400000", "--end_time=1795500000", "--bucket=40000"],
+    &["--db=db", "--ttl", "dump", "--start_time=1795471361", "--timestamp"],
+    &["--db=db", "--ttl", "dump", "--count_delim= "],
+    &["--db=db", "--ttl", "dump", "--count_only"],
+    &["--db=db", "--ttl", "dump", "--start_time=5", "--end_time=2"],
+    &["--db=db", "dump", "--start_time=5", "--end_time=2"],
+    &["--db=db", "dump", "--timestamp", "--value_hex"],
 ];
 
 #[test]

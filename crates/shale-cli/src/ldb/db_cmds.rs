@@ -643,6 +643,9 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "stats",
         "decode_blob_index",
         "dump_uncompressed_blobs",
+        "start_time",
+        "end_time",
+        "bucket",
     ])?;
     // With --path and no --db, the file is dumped (with both, ldb dumps the database).
     if let Some(path) = p.opt("path").filter(|_| p.opt("db").is_none()) {
@@ -656,6 +659,18 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         Some(d) => Some(d.bytes().next().unwrap_or(0)),
         None => p.flags.iter().any(|f| f == "count_delim").then_some(b'.'),
     };
+    // --ttl (DBDumperCommand over a DBWithTTL's TtlIterator): values without their write
+    // time, only those written in [--start_time, --end_time), with --timestamp each one's
+    // write time first, and with --bucket the counts per bucket of write times.
+    let ttl = p.flag("ttl");
+    let int_opt = |name: &str, default: i32| -> Res<i32> {
+        match p.opt(name) {
+            Some(v) => v.trim().parse().map_err(|_| Failure::new(format!("{name} has an invalid value"))),
+            None => Ok(default),
+        }
+    };
+    // DBWithTTLImpl's kMinTimestamp and kMaxTimestamp.
+    let (from_time, until_time) = (int_opt("start_time", 1_368_146_402)?, int_opt("end_time", i32::MAX)?);
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     if p.flag("stats") {
@@ -663,6 +678,28 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if let Some(stats) = db.property_value("rocksdb.stats").map_err(Failure::db)? {
             w(out, format!("{stats}\n").as_bytes())?;
         }
+    }
+    if until_time < from_time {
+        out.flush().map_err(Failure::io)?;
+        eprintln!("Error: End time can't be less than start time");
+        return ttl_end(p);
+    }
+    let time_range = until_time.wrapping_sub(from_time);
+    let bucket = match p.opt("bucket").map(|b| b.trim().parse::<i32>()) {
+        Some(Ok(b)) if b > 0 => b,
+        Some(Err(_)) => return Err(Failure::new("bucket has an invalid value")),
+        _ => time_range,
+    };
+    let buckets = if bucket >= time_range { 1 } else { (time_range - 1) / bucket + 1 };
+    // Counts by bucket, only those met kept (RocksDB's vector of every bucket, printed
+    // all the same).
+    let mut bucket_counts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
+    if ttl && !count_only && p.flag("timestamp") && delim.is_none() {
+        w(
+            out,
+            format!("Dumping key-values from {} to {}\n", local_time(from_time), local_time(until_time))
+                .as_bytes(),
+        )?;
     }
     let mode = match &from {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
@@ -678,10 +715,10 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         _ => it.seek_to_first(),
     }
     while let (Some(k), Some(v)) = (it.key(), it.value()) {
-        let (k, v) = (k.to_vec(), v.to_vec());
+        let (k, mut v) = (k.to_vec(), v.to_vec());
         // An entity with more than its default column prints its columns (11.8.1's
-        // PrintKeyValueOrWideColumns).
-        let columns = it.columns().transpose().map_err(Failure::db)?;
+        // PrintKeyValueOrWideColumns; not through a TTL database's iterator).
+        let columns = if ttl { None } else { it.columns().transpose().map_err(Failure::db)? };
         let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
         it.next();
         if to.as_deref().is_some_and(|t| k.as_slice() >= t) {
@@ -689,6 +726,23 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         }
         if max.is_some_and(|m| n >= m) {
             break;
+        }
+        let mut line = Vec::new();
+        if ttl {
+            let Some(cut) = v.len().checked_sub(4) else {
+                return Err(Failure::new("Corruption: Error: value's length less than timestamp's"));
+            };
+            let raw = i32::from_le_bytes([v[cut], v[cut + 1], v[cut + 2], v[cut + 3]]);
+            v.truncate(cut);
+            if raw < from_time || raw >= until_time {
+                continue;
+            }
+            if buckets > 1 {
+                *bucket_counts.entry(raw.wrapping_sub(from_time) / bucket).or_default() += 1;
+            }
+            if p.flag("timestamp") {
+                line.extend(format!("{} ", local_time(raw)).into_bytes());
+            }
         }
         n += 1;
         if let Some(d) = delim {
@@ -714,7 +768,7 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             hist.add(v.len() as u64);
         }
         if !count_only && delim.is_none() {
-            let mut line = h.key_out(&k);
+            line.extend(h.key_out(&k));
             line.extend_from_slice(b" ==> ");
             match &shown_columns {
                 Some(c) => line.extend(super::fmt::dump_columns(c, h.value)),
@@ -725,7 +779,19 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         }
     }
     it.status().map_err(Failure::db)?;
-    if delim.is_some() {
+    if ttl && buckets > 1 {
+        // RocksDB's PrintBucketCounts: the last bucket ends at --end_time.
+        let mut at = from_time;
+        for i in 0..buckets {
+            let until = if i + 1 == buckets { until_time } else { at.wrapping_add(bucket) };
+            let cnt = bucket_counts.get(&i).copied().unwrap_or(0);
+            w(
+                out,
+                format!("Keys in range {} to {} : {cnt}\n", local_time(at), local_time(until)).as_bytes(),
+            )?;
+            at = at.wrapping_add(bucket);
+        }
+    } else if delim.is_some() {
         let (p0, cnt, bytes) = run.unwrap_or_default();
         let mut line = p0;
         line.extend(format!(" => count:{cnt}\tsize:{bytes}\n").into_bytes());
@@ -736,7 +802,7 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if count_only {
         w(out, format!("Value size distribution: \n{}\n", hist.render()).as_bytes())?;
     }
-    Ok(())
+    ttl_end(p)
 }
 
 pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {

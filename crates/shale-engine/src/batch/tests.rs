@@ -281,9 +281,9 @@ fn with_commit_timestamp_stamps_keys_of_families_with_timestamps() {
     let key = |k: &[u8]| [k, &ph[..]].concat();
     let mut b = Batch::new();
     b.put(b"plain", b"v0");
-    b.put_cf(2, &key(b"a"), b"va");
-    b.delete_cf(2, &key(b"b"));
-    b.merge_cf(2, &key(b"c"), b"m");
+    b.put_cf(2, key(b"a"), b"va");
+    b.delete_cf(2, key(b"b"));
+    b.merge_cf(2, key(b"c"), b"m");
     b.delete_range_cf(2, &key(b"d"), &key(b"e"));
     let ts = 7u64.to_le_bytes();
     let sizes = |cf: u32| if cf == 2 { 8 } else { 0 };

@@ -278,6 +278,9 @@ mod tests {
     use crate::batch::Batch;
     use crate::key::ValueType;
 
+    /// An entry inserted: sequence, family, type, key, value.
+    type Inserted = (u64, u32, ValueType, Vec<u8>, Vec<u8>);
+
     /// A WAL's records as RocksDB 11.8.1 writes them for a WRITE_COMMITTED transaction of a
     /// family with 8-byte timestamps committed with `SetCommitTimestamp(5)`, replayed: the
     /// prepared values reach the memtables at the commit timestamp and the commit's sequence.
@@ -299,7 +302,7 @@ mod tests {
         let config = crate::config::DbConfig { allow_2pc: true, ..Default::default() };
         let ts_size = |cf: u32| if cf == 1 { 8 } else { 0 };
         let mut prepared = RecoveredPrepared::default();
-        let mut inserted: Vec<(u64, u32, ValueType, Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut inserted: Vec<Inserted> = Vec::new();
         for rec in [&prepare, &commit] {
             let batch = Batch::from_data(rec);
             let mut seq = batch.sequence();
