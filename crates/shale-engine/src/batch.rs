@@ -13,6 +13,7 @@
 //! key, value, begin, end, blob, xid = varint32 length | bytes;   cf = varint32 family id
 //!        | 0x9 BeginPrepareXID                   | 0xA EndPrepareXID   xid
 //!        | 0xB CommitXID        xid              | 0xC RollbackXID     xid
+//!        | 0x15 CommitXIDAndTimestamp  commit_ts xid     (commit_ts = varint32 length | bytes)
 //! ```
 //! `count` counts the Value/Deletion/SingleDeletion/RangeDeletion/Merge records (not
 //! LogData, Noop or the two-phase-commit markers). The sequence number is that of the first
@@ -23,9 +24,14 @@
 //! prepare  = header(seq, count=n) | 0x9 | n records | 0xA xid     (WAL only)
 //! commit   = header(seq, count=0) | 0xB xid     (the WAL part; the memtables get the n records)
 //! rollback = header(seq, count=0) | 0xC xid     (WAL only)
+//! commit with a commit timestamp = header(seq, count=0) | 0x15 commit_ts xid
 //! ```
-//! Other tags of transactions (0x12, 0x13, 0x15: write-prepared/unprepared policies)
-//! and timestamps (0x14) are recognised and refused as NotSupported. A blob index
+//! The last is RocksDB's `MarkCommitWithTimestamp`: a WRITE_COMMITTED transaction given a
+//! commit timestamp (`Transaction::SetCommitTimestamp`) commits so, and recovery applies the
+//! prepared records with that timestamp in place of the last bytes of each key of a family
+//! with timestamps (`db/twopc.rs`). Other tags of transactions (0x12, 0x13: write-prepared/
+//! unprepared policies) are refused as NotSupported, as RocksDB's WRITE_COMMITTED database
+//! refuses them, and 0x14 (DeletionWithTimestamp, never written) likewise. A blob index
 //! (`0x11 key index | 0x10 cf key index`, RocksDB's PutBlobIndex) is what blob direct write
 //! leaves in the WAL and the memtables in place of a large value. A wide-column entity (RocksDB's PutEntity) is
 //! `0x16 key entity | 0x17 cf key entity`, the entity encoded as `wide_columns.rs` draws it.
@@ -172,6 +178,11 @@ pub enum Marker<'a> {
     BeginPrepare,
     EndPrepare(&'a [u8]),
     Commit(&'a [u8]),
+    /// CommitXIDAndTimestamp: the transaction `xid` committed at timestamp `ts`.
+    CommitWithTimestamp {
+        xid: &'a [u8],
+        ts: &'a [u8],
+    },
     Rollback(&'a [u8]),
 }
 
@@ -430,6 +441,67 @@ impl Batch {
         b
     }
 
+    /// A batch of one CommitXIDAndTimestamp marker (count 0), as RocksDB's
+    /// `WriteBatchInternal::MarkCommitWithTimestamp` writes it: `0x15 commit_ts xid`.
+    pub fn commit_with_timestamp_marker(xid: &[u8], commit_ts: &[u8]) -> Self {
+        let mut b = Self::new();
+        b.rep.push(tag::COMMIT_XID_AND_TIMESTAMP);
+        put_length_prefixed_slice(&mut b.rep, commit_ts);
+        put_length_prefixed_slice(&mut b.rep, xid);
+        b
+    }
+
+    /// A copy whose keys (both ends of a range deletion) of each family with timestamps
+    /// (`ts_size(cf)` not 0) end with `ts` in place of their timestamp, the other records as
+    /// they are: RocksDB's `WriteBatch::UpdateTimestamps`, which WAL recovery applies to a
+    /// prepared transaction committed with a commit timestamp. As RocksDB's
+    /// `TimestampUpdater`: an empty `ts` or one of another size than the family's is
+    /// InvalidArgument, and a wide-column entity NotSupported (the updater does not handle
+    /// PutEntityCF; `WriteBatch::Handler`'s default refuses it).
+    pub fn with_commit_timestamp(&self, ts: &[u8], ts_size: &dyn Fn(u32) -> usize) -> Result<Self> {
+        let mut out = Self::new();
+        let (mut key, mut end) = (Vec::new(), Vec::new());
+        self.for_each(&mut |e| {
+            if e.value_type == ValueType::WideColumnEntity {
+                return Err(Error::not_supported("PutEntityCF not implemented"));
+            }
+            if ts.is_empty() {
+                return Err(Error::invalid_argument("Timestamp is empty"));
+            }
+            let sz = ts_size(e.cf_id);
+            if sz == 0 {
+                out.add_entry(&e);
+                return Ok(());
+            }
+            if sz != ts.len() {
+                return Err(Error::invalid_argument("timestamp size mismatch"));
+            }
+            let stamp = |from: &[u8], to: &mut Vec<u8>| -> Result<()> {
+                let base = from.len().checked_sub(sz).ok_or_else(|| {
+                    Error::corruption(format!(
+                        "a key of {} bytes in column family {} is shorter than its {sz}-byte timestamp",
+                        from.len(),
+                        e.cf_id
+                    ))
+                })?;
+                to.clear();
+                to.extend_from_slice(&from[..base]);
+                to.extend_from_slice(ts);
+                Ok(())
+            };
+            stamp(e.key, &mut key)?;
+            let value = if e.value_type == ValueType::RangeDeletion {
+                stamp(e.value, &mut end)?;
+                &end[..]
+            } else {
+                e.value
+            };
+            out.add_entry(&BatchEntry { key: &key, value, ..e });
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     /// Appends a copy of a decoded entry (WAL recovery rebuilding a prepared batch).
     pub fn add_entry(&mut self, e: &BatchEntry<'_>) {
         let tags = record_tags(e.value_type);
@@ -520,9 +592,9 @@ impl Batch {
             match decode_record(&mut input, offset)? {
                 Record::Entry(e) => {
                     if e.value_type == ValueType::WideColumnEntity {
-                        return Err(Error::not_supported(
-                            "wide-column entities in a TTL database are not supported (RocksDB's DBWithTTL has none either)",
-                        ));
+                        // RocksDB's DBWithTTLImpl::Write: its handler keeps the default PutEntityCF
+                        // (put_entity itself bypasses this path, as StackableDB's PutEntity).
+                        return Err(Error::not_supported("PutEntityCF not implemented"));
                     }
                     let tags = record_tags(e.value_type);
                     match e.value_type {
@@ -745,7 +817,6 @@ fn unsupported_tag_name(t: u8) -> Option<&'static str> {
         tag::BEGIN_PERSISTED_PREPARE_XID => "BeginPersistedPrepareXID",
         tag::BEGIN_UNPREPARE_XID => "BeginUnprepareXID",
         tag::DELETION_WITH_TIMESTAMP => "DeletionWithTimestamp",
-        tag::COMMIT_XID_AND_TIMESTAMP => "CommitXIDAndTimestamp",
         _ => return None,
     })
 }
@@ -846,6 +917,15 @@ fn decode_record<'a>(input: &mut Decoder<'a>, offset: usize) -> Result<Record<'a
                 tag::COMMIT_XID => Marker::Commit(xid),
                 _ => Marker::Rollback(xid),
             }));
+        }
+        tag::COMMIT_XID_AND_TIMESTAMP => {
+            // RocksDB's ReadRecordFromWriteBatch: the timestamp, then the xid.
+            let bad = |what: &str| {
+                Error::corruption(format!("bad {what} (WriteBatch tag {t:#x}) at offset {offset}"))
+            };
+            let ts = input.length_prefixed().ok_or_else(|| bad("commit timestamp"))?;
+            let xid = input.length_prefixed().ok_or_else(|| bad("Commit XID"))?;
+            return Ok(Record::Marker(Marker::CommitWithTimestamp { xid, ts }));
         }
         tag::LOG_DATA => {
             return match input.length_prefixed() {

@@ -386,8 +386,13 @@ pub(crate) fn open_opts(
             }
         }
     }
+    // --ttl: ldb's OpenDB opens a DBWithTTL (TTL 0: nothing expires), whose writes carry
+    // their write time. Read-only, the stored values are read as they are and the commands
+    // strip the write time as DBWithTTL's Get does (`strip_ttl`).
     let db = if read_only {
         DB::open_cf_descriptors_read_only(&o, &path, descs, false)
+    } else if p.flag("ttl") {
+        DB::open_cf_descriptors_with_ttl(&o, &path, descs, Duration::ZERO)
     } else {
         DB::open_cf_descriptors(&o, &path, descs)
     }
@@ -398,6 +403,37 @@ pub(crate) fn open_opts(
         return Err(Failure::new(format!("Non-existing column family {name}")));
     }
     Ok(db)
+}
+
+/// RocksDB 11.8.1's ldb with --ttl: its OpenDB records this failure (the family name it
+/// checks is always set) and still opens the database and runs the command, so a command
+/// that succeeds ends with it (exit status 1) and one that fails with its own failure.
+pub(crate) fn ttl_failure() -> Failure {
+    Failure::new("ldb doesn't support TTL DB with multiple column families")
+}
+
+/// The end of a command that succeeded: with --ttl, [`ttl_failure`].
+pub(crate) fn ttl_end(p: &Parsed) -> Res<()> {
+    if p.flag("ttl") {
+        Err(ttl_failure())
+    } else {
+        Ok(())
+    }
+}
+
+/// The user's value of a value stored in a TTL database (RocksDB's DBWithTTLImpl::Get:
+/// `SanityCheckTimestamp`, then `StripTS`); the error text is the Status's.
+pub(crate) fn strip_ttl(mut v: Vec<u8>) -> Result<Vec<u8>, String> {
+    let Some(cut) = v.len().checked_sub(4) else {
+        return Err("Corruption: Error: value's length less than timestamp's".to_string());
+    };
+    let t = i32::from_le_bytes([v[cut], v[cut + 1], v[cut + 2], v[cut + 3]]);
+    // DBWithTTLImpl::kMinTimestamp.
+    if t < 1_368_146_402 {
+        return Err("Corruption: Error: Timestamp < ttl feature release time!".to_string());
+    }
+    v.truncate(cut);
+    Ok(v)
 }
 
 pub(crate) fn cf_name(p: &Parsed) -> String {
@@ -429,13 +465,19 @@ pub fn get(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     let db = open_read_only(p)?;
     // RocksDB 11 prints "Key not found" and succeeds (7.8.3 failed with
     // "Get failed: NotFound: " and exit status 1).
-    match db.get_cf(cf(&db, p)?, &key).map_err(|e| Failure::new(format!("Get failed: {e}")))? {
+    let found = db.get_cf(cf(&db, p)?, &key).map_err(|e| Failure::new(format!("Get failed: {e}")))?;
+    let found = match found {
+        Some(v) if p.flag("ttl") => Some(strip_ttl(v).map_err(|e| Failure::new(format!("Get failed: {e}")))?),
+        other => other,
+    };
+    match found {
         Some(v) => {
             w(out, &h.value_out(&v))?;
-            w(out, b"\n")
+            w(out, b"\n")?;
         }
-        None => w(out, b"Key not found\n"),
+        None => w(out, b"Key not found\n")?,
     }
+    ttl_end(p)
 }
 
 pub fn put(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -445,9 +487,11 @@ pub fn put(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("<key> and <value> must be specified for the put command"));
     };
     let (k, v) = (h.key_in(key)?, h.value_in(value)?);
+    // --ttl: a TTL database's put (the value gets its write time).
     let db = open(p)?;
     db.put_cf(cf(&db, p)?, k, v).map_err(Failure::db)?;
-    ok(out)
+    ok(out)?;
+    ttl_end(p)
 }
 
 pub fn batchput(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -465,8 +509,10 @@ pub fn batchput(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     for kv in p.params.chunks(2) {
         b.put_cf(c, h.key_in(&kv[0])?, h.value_in(&kv[1])?);
     }
+    // --ttl: a TTL database's write (each value gets its write time).
     db.write(b).map_err(Failure::db)?;
-    ok(out)
+    ok(out)?;
+    ttl_end(p)
 }
 
 pub fn delete(p: &Parsed, out: &mut Out<'_>, single: bool) -> Res<()> {
@@ -539,7 +585,6 @@ pub fn scan(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     // "ldb doesn't support TTL DB with multiple column families" (its check of the family
     // name, always set, fails without stopping the open): the same here.
     let ttl = p.flag("ttl");
-    let ttl_failure = || Failure::new("ldb doesn't support TTL DB with multiple column families");
     let stamp = ttl && p.flag("timestamp");
     let time_opt = |name: &str, default: i32| -> Res<i32> {
         match p.opt(name) {
@@ -668,6 +713,9 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         "stats",
         "decode_blob_index",
         "dump_uncompressed_blobs",
+        "start_time",
+        "end_time",
+        "bucket",
     ])?;
     // With --path and no --db, the file is dumped (with both, ldb dumps the database).
     if let Some(path) = p.opt("path").filter(|_| p.opt("db").is_none()) {
@@ -681,6 +729,18 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         Some(d) => Some(d.bytes().next().unwrap_or(0)),
         None => p.flags.iter().any(|f| f == "count_delim").then_some(b'.'),
     };
+    // --ttl (DBDumperCommand over a DBWithTTL's TtlIterator): values without their write
+    // time, only those written in [--start_time, --end_time), with --timestamp each one's
+    // write time first, and with --bucket the counts per bucket of write times.
+    let ttl = p.flag("ttl");
+    let int_opt = |name: &str, default: i32| -> Res<i32> {
+        match p.opt(name) {
+            Some(v) => v.trim().parse().map_err(|_| Failure::new(format!("{name} has an invalid value"))),
+            None => Ok(default),
+        }
+    };
+    // DBWithTTLImpl's kMinTimestamp and kMaxTimestamp.
+    let (from_time, until_time) = (int_opt("start_time", 1_368_146_402)?, int_opt("end_time", i32::MAX)?);
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     if p.flag("stats") {
@@ -688,6 +748,28 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         if let Some(stats) = db.property_value("rocksdb.stats").map_err(Failure::db)? {
             w(out, format!("{stats}\n").as_bytes())?;
         }
+    }
+    if until_time < from_time {
+        out.flush().map_err(Failure::io)?;
+        eprintln!("Error: End time can't be less than start time");
+        return ttl_end(p);
+    }
+    let time_range = until_time.wrapping_sub(from_time);
+    let bucket = match p.opt("bucket").map(|b| b.trim().parse::<i32>()) {
+        Some(Ok(b)) if b > 0 => b,
+        Some(Err(_)) => return Err(Failure::new("bucket has an invalid value")),
+        _ => time_range,
+    };
+    let buckets = if bucket >= time_range { 1 } else { (time_range - 1) / bucket + 1 };
+    // Counts by bucket, only those met kept (RocksDB's vector of every bucket, printed
+    // all the same).
+    let mut bucket_counts: std::collections::BTreeMap<i32, u64> = std::collections::BTreeMap::new();
+    if ttl && !count_only && p.flag("timestamp") && delim.is_none() {
+        w(
+            out,
+            format!("Dumping key-values from {} to {}\n", local_time(from_time), local_time(until_time))
+                .as_bytes(),
+        )?;
     }
     let mode = match &from {
         Some(f) => IteratorMode::From(f, shale::Direction::Forward),
@@ -703,10 +785,10 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         _ => it.seek_to_first(),
     }
     while let (Some(k), Some(v)) = (it.key(), it.value()) {
-        let (k, v) = (k.to_vec(), v.to_vec());
+        let (k, mut v) = (k.to_vec(), v.to_vec());
         // An entity with more than its default column prints its columns (11.8.1's
-        // PrintKeyValueOrWideColumns).
-        let columns = it.columns().transpose().map_err(Failure::db)?;
+        // PrintKeyValueOrWideColumns; not through a TTL database's iterator).
+        let columns = if ttl { None } else { it.columns().transpose().map_err(Failure::db)? };
         let shown_columns = columns.filter(|c| super::entity_cmds::shows_columns(c));
         it.next();
         if to.as_deref().is_some_and(|t| k.as_slice() >= t) {
@@ -714,6 +796,23 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         }
         if max.is_some_and(|m| n >= m) {
             break;
+        }
+        let mut line = Vec::new();
+        if ttl {
+            let Some(cut) = v.len().checked_sub(4) else {
+                return Err(Failure::new("Corruption: Error: value's length less than timestamp's"));
+            };
+            let raw = i32::from_le_bytes([v[cut], v[cut + 1], v[cut + 2], v[cut + 3]]);
+            v.truncate(cut);
+            if raw < from_time || raw >= until_time {
+                continue;
+            }
+            if buckets > 1 {
+                *bucket_counts.entry(raw.wrapping_sub(from_time) / bucket).or_default() += 1;
+            }
+            if p.flag("timestamp") {
+                line.extend(format!("{} ", local_time(raw)).into_bytes());
+            }
         }
         n += 1;
         if let Some(d) = delim {
@@ -739,7 +838,7 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             hist.add(v.len() as u64);
         }
         if !count_only && delim.is_none() {
-            let mut line = h.key_out(&k);
+            line.extend(h.key_out(&k));
             line.extend_from_slice(b" ==> ");
             match &shown_columns {
                 Some(c) => line.extend(super::fmt::dump_columns(c, h.value)),
@@ -750,7 +849,19 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         }
     }
     it.status().map_err(Failure::db)?;
-    if delim.is_some() {
+    if ttl && buckets > 1 {
+        // RocksDB's PrintBucketCounts: the last bucket ends at --end_time.
+        let mut at = from_time;
+        for i in 0..buckets {
+            let until = if i + 1 == buckets { until_time } else { at.wrapping_add(bucket) };
+            let cnt = bucket_counts.get(&i).copied().unwrap_or(0);
+            w(
+                out,
+                format!("Keys in range {} to {} : {cnt}\n", local_time(at), local_time(until)).as_bytes(),
+            )?;
+            at = at.wrapping_add(bucket);
+        }
+    } else if delim.is_some() {
         let (p0, cnt, bytes) = run.unwrap_or_default();
         let mut line = p0;
         line.extend(format!(" => count:{cnt}\tsize:{bytes}\n").into_bytes());
@@ -761,7 +872,7 @@ pub fn dump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if count_only {
         w(out, format!("Value size distribution: \n{}\n", hist.render()).as_bytes())?;
     }
-    Ok(())
+    ttl_end(p)
 }
 
 pub fn idump(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
@@ -830,9 +941,11 @@ pub fn with_progress<T>(what: &str, f: impl FnOnce() -> T) -> T {
 }
 
 pub fn compact(p: &Parsed, _out: &mut Out<'_>) -> Res<()> {
-    p.check_known(&["from", "to"])?;
+    p.check_known(&["from", "to", "ttl"])?;
     let h = Hex::of(p);
     let (from, to) = range(p, &h)?;
+    // --ttl: the database opens as a DBWithTTL (TTL 0: its compaction filter drops nothing);
+    // CompactorCommand sets its own success, so no --ttl failure follows (`ttl_end`).
     let db = open(p)?;
     let c = cf(&db, p)?;
     // ldb's CompactorCommand compacts with kForceOptimized: the last level's tables are

@@ -9,7 +9,7 @@
 
 use shale::ReadOptions;
 
-use super::db_cmds::{cf, open, open_read_only, print_multi_results, Hex};
+use super::db_cmds::{cf, open, open_read_only, print_multi_results, ttl_end, Hex};
 use super::fmt::{dump_columns, Failure, Res};
 use super::{Out, Parsed};
 
@@ -31,10 +31,6 @@ fn split_colon(s: &str) -> Vec<&str> {
     v
 }
 
-fn ttl_unsupported() -> Failure {
-    Failure::new("Not implemented: wide-column entities in a TTL database are not supported by Shale")
-}
-
 pub fn put_entity(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["ttl"])?;
     let h = Hex::of(p);
@@ -53,13 +49,13 @@ pub fn put_entity(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         };
         columns.push((h.value_in(name)?, h.value_in(value)?));
     }
-    if p.flag("ttl") {
-        return Err(ttl_unsupported());
-    }
+    // --ttl: a TTL database, whose PutEntity is the base database's (DBWithTTL does not
+    // override it): the entity is written with no write time.
     let db = open(p)?;
     let refs: Vec<(&[u8], &[u8])> = columns.iter().map(|(n, v)| (n.as_slice(), v.as_slice())).collect();
     db.put_entity_cf(cf(&db, p)?, key, &refs, &shale::WriteOptions::default()).map_err(Failure::db)?;
-    out.write_all(b"OK\n").map_err(Failure::io)
+    out.write_all(b"OK\n").map_err(Failure::io)?;
+    ttl_end(p)
 }
 
 /// Shale's families have no user-defined timestamps: RocksDB's words for a timestamp given.
@@ -80,9 +76,8 @@ pub fn get_entity(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         return Err(Failure::new("<key> must be specified for the get_entity command"));
     };
     let key = h.key_in(key)?;
-    if p.flag("ttl") {
-        return Err(ttl_unsupported());
-    }
+    // --ttl: DBWithTTL's GetEntity is the base database's: a plain value is the default
+    // column with its write time, as stored.
     let db = open_read_only(p)?;
     let c = cf(&db, p)?;
     check_read_timestamp(p, "GetEntity")?;
@@ -90,7 +85,8 @@ pub fn get_entity(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         Ok(Some(cols)) => {
             let mut line = dump_columns(&cols, h.value);
             line.push(b'\n');
-            out.write_all(&line).map_err(Failure::io)
+            out.write_all(&line).map_err(Failure::io)?;
+            ttl_end(p)
         }
         Ok(None) => Err(Failure::new("GetEntity failed: NotFound: ")),
         Err(e) => Err(Failure::new(format!("GetEntity failed: {e}"))),

@@ -19,7 +19,7 @@ use std::io::BufRead;
 
 use shale::{ErrorKind, IteratorMode, ReadOptions, DB};
 
-use super::db_cmds::{cf, cf_name, open, timestamp_parses, Hex};
+use super::db_cmds::{cf, cf_name, open, timestamp_parses, ttl_end, Hex};
 use super::fmt::{Failure, Res};
 use super::{Out, Parsed};
 
@@ -80,11 +80,8 @@ fn goes_on(e: &shale::Error) -> bool {
 
 pub fn query(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     p.check_known(&["ttl"])?;
-    if p.flag("ttl") {
-        return Err(Failure::new(
-            "Not implemented: query --ttl (TTL databases are not supported by ldb in Shale)",
-        ));
-    }
+    // --ttl: a TTL database (DBQuerierCommand's OpenDB): puts carry their write time and
+    // gets strip it; the shell then ends with ldb's --ttl failure.
     let h = Hex::of(p);
     let db = open(p)?;
     let cfname = cf_name(p);
@@ -107,7 +104,7 @@ pub fn query(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         }
         out.flush().map_err(Failure::io)?;
     }
-    Ok(())
+    ttl_end(p)
 }
 
 /// Runs one line; returns the engine's failure, if any.

@@ -720,9 +720,14 @@ pub fn replay_wal(
             }
             *seq += 1;
         };
+        // A family's timestamp size, for a commit with a commit timestamp (a family not
+        // open has no records inserted: 0).
+        let ts_size = |id: u32| cfs.get(&id).map_or(0, |c| c.handle.icmp.timestamp_size());
         let prepared = &mut ctx.prepared;
         if ts_fixes.is_empty() {
-            batch.for_each_wal_record(&mut |r| prepared.replay(config, wal, r, &mut seq, &mut insert))?;
+            batch.for_each_wal_record(&mut |r| {
+                prepared.replay(config, wal, r, &mut seq, &mut insert, &ts_size)
+            })?;
         } else {
             // RocksDB's TimestampRecoveryHandler: the batch's keys (both ends of a range
             // deletion) get their timestamps stripped or the minimum one appended before
@@ -744,13 +749,19 @@ pub fn replay_wal(
                             crate::batch::WalRecord::Entry(fixed),
                             &mut seq,
                             &mut insert,
+                            &ts_size,
                         )
                     }
-                    None => {
-                        prepared.replay(config, wal, crate::batch::WalRecord::Entry(e), &mut seq, &mut insert)
-                    }
+                    None => prepared.replay(
+                        config,
+                        wal,
+                        crate::batch::WalRecord::Entry(e),
+                        &mut seq,
+                        &mut insert,
+                        &ts_size,
+                    ),
                 },
-                marker => prepared.replay(config, wal, marker, &mut seq, &mut insert),
+                marker => prepared.replay(config, wal, marker, &mut seq, &mut insert, &ts_size),
             })?;
         }
         if seq > batch.sequence() {

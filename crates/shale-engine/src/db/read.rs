@@ -328,10 +328,11 @@ impl DbInner {
             None => self.get_from(cf, sv, key, seq, ro, entity, fingers)?,
         };
         match found {
-            Some(_) if entity && cf.config().ttl_db.is_some() => Err(Error::not_supported(
-                "get_entity in a TTL database (RocksDB's DBWithTTL has no wide columns)",
-            )),
-            Some(v) if cf.config().ttl_db.is_some() => super::ttl::strip(v).map(Some),
+            // A TTL database's GetEntity is the base database's (RocksDB's DBWithTTL does not
+            // override it; StackableDB passes it on): a stored plain value comes back as the
+            // default column with its write-time suffix, an entity (written by put_entity,
+            // which bypasses the suffix too) as it is.
+            Some(v) if !entity && cf.config().ttl_db.is_some() => super::ttl::strip(v).map(Some),
             other => Ok(other),
         }
     }

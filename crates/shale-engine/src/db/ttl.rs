@@ -10,6 +10,11 @@
 //!
 //! - Every Put and Merge of a TTL database, in every family, gets the 4-byte suffix when it
 //!   is written (`WriteBatch::with_value_suffix`); deletions and range deletions do not.
+//! - Wide-column entities: RocksDB's DBWithTTL overrides neither PutEntity nor GetEntity
+//!   (StackableDB passes them to the base database), so `put_entity` writes an entity with
+//!   no suffix and `get_entity` returns what is stored: an entity as it is, a plain value
+//!   as the default column with its suffix. A batch holding an entity written through the
+//!   TTL write path is NotSupported ("PutEntityCF not implemented"), as RocksDB's.
 //! - Reads (get, multi_get, pinned gets, iterators) strip it. A value shorter than 4 bytes
 //!   or with a write time before 2013-05-10 (RocksDB's `kMinTimestamp`, 1368146402) is
 //!   Corruption, RocksDB's guard against a plain database opened as a TTL one.

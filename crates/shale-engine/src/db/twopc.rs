@@ -8,6 +8,14 @@
 //! rollback: WAL only        header(seq = last+1, count = 0) | Rollback(name)
 //! ```
 //!
+//! A transaction given a commit timestamp (RocksDB's `Transaction::SetCommitTimestamp`)
+//! commits with `CommitXIDAndTimestamp(commit_ts, name)` in place of `Commit(name)`; recovery
+//! then inserts its records with `commit_ts` as the timestamp of each key of a family with
+//! timestamps (RocksDB's `MemTableInserter::MarkCommitWithTimestamp`, which calls
+//! `WriteBatch::UpdateTimestamps` on the recovered batch). Neither rust-rocksdb 0.25 nor
+//! Shale's transactions have a commit timestamp, so Shale writes this marker only when a
+//! caller builds it (`Batch::commit_with_timestamp_marker`); it recovers RocksDB's.
+//!
 //! Recovery (`db/open.rs` `replay_wal`, with `RecoveredPrepared::replay`) keeps the records
 //! of each prepare section aside under its name; a Commit(name) inserts them into the
 //! memtables at the commit record's sequence numbers, a Rollback(name) drops them. Those
@@ -40,7 +48,8 @@ pub struct RecoveredPrepared {
 
 impl RecoveredPrepared {
     /// Applies one record of WAL `wal` (`insert` puts an entry into the memtables at
-    /// `*seq` and advances it).
+    /// `*seq` and advances it; `ts_size` is a family's timestamp size, 0 without).
+    #[allow(clippy::too_many_arguments)]
     pub fn replay(
         &mut self,
         config: &crate::config::DbConfig,
@@ -48,6 +57,7 @@ impl RecoveredPrepared {
         r: WalRecord<'_>,
         seq: &mut u64,
         insert: &mut dyn FnMut(&mut u64, &BatchEntry<'_>),
+        ts_size: &dyn Fn(u32) -> usize,
     ) -> Result<()> {
         match r {
             WalRecord::Entry(e) => match &mut self.rebuilding {
@@ -80,6 +90,15 @@ impl RecoveredPrepared {
                 }
                 // Not found: its prepare section was in a WAL deleted after the data was
                 // flushed (RocksDB ignores such a marker too).
+            }
+            WalRecord::Marker(Marker::CommitWithTimestamp { xid, ts }) => {
+                if let Some(i) = self.txns.iter().position(|(n, _)| n == xid) {
+                    let (_, b) = self.txns.remove(i);
+                    b.with_commit_timestamp(ts, ts_size)?.for_each(&mut |e| {
+                        insert(seq, &e);
+                        Ok(())
+                    })?;
+                }
             }
             WalRecord::Marker(Marker::Rollback(name)) => {
                 self.txns.retain(|(n, _)| n != name);
@@ -251,4 +270,74 @@ pub fn write_rollback(inner: &DbInner, opts: &WriteSettings, name: &[u8]) -> Res
 pub fn write_to(inner: &DbInner, batch: WriteBatch, opts: &WriteSettings) -> Result<()> {
     inner.check_writable()?;
     inner.write(opts, batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RecoveredPrepared;
+    use crate::batch::Batch;
+    use crate::key::ValueType;
+
+    /// An entry inserted: sequence, family, type, key, value.
+    type Inserted = (u64, u32, ValueType, Vec<u8>, Vec<u8>);
+
+    /// A WAL's records as RocksDB 11.8.1 writes them for a WRITE_COMMITTED transaction of a
+    /// family with 8-byte timestamps committed with `SetCommitTimestamp(5)`, replayed: the
+    /// prepared values reach the memtables at the commit timestamp and the commit's sequence.
+    #[test]
+    fn a_commit_with_a_timestamp_inserts_the_prepared_values_at_it() {
+        // Prepare (seq 10, count 2): 0x9 | Put(cf 1, "k1"+ts0, "v1") | Put(cf 0, "p", "pv")
+        // | 0xA "tx".
+        let mut prepare = 10u64.to_le_bytes().to_vec();
+        prepare.extend_from_slice(&2u32.to_le_bytes());
+        prepare.push(0x9);
+        prepare.extend_from_slice(&[0x5, 1, 10, b'k', b'1', 0, 0, 0, 0, 0, 0, 0, 0, 2, b'v', b'1']);
+        prepare.extend_from_slice(&[0x1, 1, b'p', 2, b'p', b'v']);
+        prepare.extend_from_slice(&[0xA, 2, b't', b'x']);
+        // Commit (seq 11, count 0): 0x15 | len 8 | ts 5 | len 2 | "tx".
+        let mut commit = 11u64.to_le_bytes().to_vec();
+        commit.extend_from_slice(&0u32.to_le_bytes());
+        commit.extend_from_slice(&[0x15, 8, 5, 0, 0, 0, 0, 0, 0, 0, 2, b't', b'x']);
+
+        let config = crate::config::DbConfig { allow_2pc: true, ..Default::default() };
+        let ts_size = |cf: u32| if cf == 1 { 8 } else { 0 };
+        let mut prepared = RecoveredPrepared::default();
+        let mut inserted: Vec<Inserted> = Vec::new();
+        for rec in [&prepare, &commit] {
+            let batch = Batch::from_data(rec);
+            let mut seq = batch.sequence();
+            let mut insert = |seq: &mut u64, e: &crate::batch::BatchEntry<'_>| {
+                inserted.push((*seq, e.cf_id, e.value_type, e.key.to_vec(), e.value.to_vec()));
+                *seq += 1;
+            };
+            batch
+                .for_each_wal_record(&mut |r| prepared.replay(&config, 7, r, &mut seq, &mut insert, &ts_size))
+                .unwrap();
+        }
+        let ts5 = 5u64.to_le_bytes();
+        assert_eq!(
+            inserted,
+            vec![
+                (11, 1, ValueType::Value, [&b"k1"[..], &ts5].concat(), b"v1".to_vec()),
+                (12, 0, ValueType::Value, b"p".to_vec(), b"pv".to_vec()),
+            ]
+        );
+        assert!(prepared.txns.is_empty(), "committed: nothing left prepared");
+
+        // A commit timestamp of another size than the family's fails recovery as RocksDB's
+        // UpdateTimestamps does (InvalidArgument "timestamp size mismatch").
+        let mut prepared = RecoveredPrepared::default();
+        let mut bad_commit = 11u64.to_le_bytes().to_vec();
+        bad_commit.extend_from_slice(&0u32.to_le_bytes());
+        bad_commit.extend_from_slice(&[0x15, 4, 5, 0, 0, 0, 2, b't', b'x']);
+        let mut insert = |seq: &mut u64, _: &crate::batch::BatchEntry<'_>| *seq += 1;
+        let mut seq = 10;
+        Batch::from_data(&prepare)
+            .for_each_wal_record(&mut |r| prepared.replay(&config, 7, r, &mut seq, &mut insert, &ts_size))
+            .unwrap();
+        let err = Batch::from_data(&bad_commit)
+            .for_each_wal_record(&mut |r| prepared.replay(&config, 7, r, &mut seq, &mut insert, &ts_size))
+            .unwrap_err();
+        assert_eq!(err.kind(), crate::error::ErrorKind::InvalidArgument, "{err}");
+    }
 }

@@ -65,6 +65,13 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         } else {
             batch
         };
+        self.write_batch_as_is(batch, opts)
+    }
+
+    /// Writes a batch as it is, in a TTL database too (what RocksDB's StackableDB passes to
+    /// the base database: `PutEntity`, which DBWithTTL does not override).
+    fn write_batch_as_is(&self, batch: WriteBatch, opts: &WriteOptions) -> Result<()> {
+        self.inner.check_writable()?;
         if !batch.engine().ts_writes.is_empty()
             || self.inner.ts_families.load(std::sync::atomic::Ordering::Acquire)
         {
@@ -240,7 +247,9 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     }
 
     /// Writes a wide-column entity (RocksDB's `DB::PutEntity`; rust-rocksdb 0.25 has no such
-    /// method): see `WriteBatch::put_entity_cf`.
+    /// method): see `WriteBatch::put_entity_cf`. In a TTL database the entity is written
+    /// as it is, with no write time (RocksDB's DBWithTTL does not override PutEntity:
+    /// StackableDB passes it to the base database); a batch holding one is refused there.
     pub fn put_entity_cf<K: AsRef<[u8]>>(
         &self,
         cf: &impl AsColumnFamilyRef,
@@ -250,7 +259,7 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
     ) -> Result<()> {
         let mut b = WriteBatch::default();
         b.put_entity_cf(cf, key, columns)?;
-        self.write_batch(b, opts)
+        self.write_batch_as_is(b, opts)
     }
 
     /// The wide columns of `key` (RocksDB's `DB::GetEntity`): an entity's columns sorted by

@@ -134,6 +134,7 @@ mod timestamps_gc;
 mod timestamps_prefix_extractor;
 mod ttl_database;
 mod txn_bank;
+mod txn_commit_timestamp;
 mod txn_semantics;
 mod txn_tailing;
 mod txn_two_phase;

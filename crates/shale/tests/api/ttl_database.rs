@@ -140,3 +140,38 @@ fn rocksdb_ldb_reads_and_writes_the_same_format() {
     drop(db);
     assert!(Path::new(&path).exists());
 }
+
+/// RocksDB's DBWithTTL does not override GetEntity or PutEntity: StackableDB passes them to
+/// the base database. A plain value comes back as the default column with its 4-byte write
+/// time; an entity written by put_entity carries none (and a plain get of it is Corruption,
+/// its empty default column being shorter than a write time); a batch holding an entity is
+/// refused by the TTL write path as RocksDB's `DBWithTTLImpl::Write` refuses PutEntityCF.
+#[test]
+fn entities_in_a_ttl_database_are_the_base_database_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = DB::open_with_ttl(&opts(), &path, Duration::from_secs(3600)).unwrap();
+    let before = now();
+    db.put(b"plain", b"v").unwrap();
+    let cf = db.cf_handle("default").unwrap();
+    db.put_entity_cf(&cf, b"ent", &[(b"a", b"1"), (b"b", b"2")], &shale::WriteOptions::default()).unwrap();
+    for flushed in [false, true] {
+        let cols = db.get_entity_cf_opt(&cf, b"plain", &shale::ReadOptions::default()).unwrap().unwrap();
+        assert_eq!(cols.len(), 1, "flushed {flushed}");
+        assert_eq!(cols[0].0, b"");
+        let stored = &cols[0].1;
+        assert_eq!(stored.len(), 5, "the value and its write time");
+        assert_eq!(&stored[..1], b"v");
+        let t = i64::from(i32::from_le_bytes(stored[1..5].try_into().unwrap()));
+        assert!((before..=now()).contains(&t), "write time {t}");
+        let ent = db.get_entity_cf_opt(&cf, b"ent", &shale::ReadOptions::default()).unwrap().unwrap();
+        assert_eq!(ent, vec![(b"a".to_vec(), b"1".to_vec()), (b"b".to_vec(), b"2".to_vec())]);
+        assert_eq!(db.get(b"plain").unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.get(b"ent").unwrap_err().kind(), ErrorKind::Corruption);
+        assert!(db.get_entity_cf_opt(&cf, b"none", &shale::ReadOptions::default()).unwrap().is_none());
+        db.flush().unwrap();
+    }
+    let mut b = shale::WriteBatch::default();
+    b.put_entity(b"e2", &[(b"c", b"3")]).unwrap();
+    assert_eq!(db.write(b).unwrap_err().kind(), ErrorKind::NotSupported);
+}
