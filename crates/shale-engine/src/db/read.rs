@@ -86,6 +86,10 @@ impl MergeLookup<'_> {
             ValueType::Value => self.finish_plain(Some(value)).map(Lookup::Done),
             ValueType::BlobIndex => {
                 let v = self.blob.fetch(found, value)?;
+                if self.operands.is_empty() && !self.entity {
+                    // The value read is the result: handed on, not copied again.
+                    return Ok(Lookup::Done(Some(v)));
+                }
                 self.finish_plain(Some(&v)).map(Lookup::Done)
             }
             // A column-unaware read sees the default column; a column-aware one
