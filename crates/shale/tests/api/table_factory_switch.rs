@@ -222,7 +222,10 @@ fn open_refuses_ages_on_a_plain_table_family() {
     o.set_ttl(0);
     o.set_periodic_compaction_seconds(3600);
     let e = DB::open(&o, dir.path()).err().expect("periodic compaction on a plain table opened");
-    assert!(e.to_string().contains("Periodic Compaction is only supported in Block-Based Table format."), "{e}");
+    assert!(
+        e.to_string().contains("Periodic Compaction is only supported in Block-Based Table format."),
+        "{e}"
+    );
     o.set_periodic_compaction_seconds(0);
     let mut db = DB::open(&o, dir.path()).unwrap();
     // A new family is checked the same way.
