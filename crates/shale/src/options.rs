@@ -1223,8 +1223,10 @@ impl Options {
         self.max_manifest_file_size = size as u64;
     }
 
+    /// How many info logs (LOG and old ones) are kept. 0 is taken here and refused at open,
+    /// as RocksDB 11.8.1's `DBImpl::ValidateOptions` does.
     pub fn set_keep_log_file_num(&mut self, n: usize) {
-        self.keep_log_file_num = n.max(1);
+        self.keep_log_file_num = n;
     }
 
     /// How many times a hard background error is retried automatically before writes stay
@@ -1631,6 +1633,14 @@ impl Options {
         if let Some(name) = self.unsupported.first() {
             return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
         }
+        // RocksDB 11.8.1's `CheckCompressionSupported`, the first check of
+        // ColumnFamilyData::ValidateOptions (of `compression_opts` only).
+        let co = &self.compression_opts;
+        if co.zstd_max_train_bytes > 0 && co.max_dict_bytes == 0 {
+            return Err(Error::invalid_argument(
+                "The dictionary size limit (`CompressionOptions::max_dict_bytes`) should be nonzero if we're using zstd's dictionary generator.",
+            ));
+        }
         // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
         let rt = self.read_triggered_compaction_threshold;
         if rt < 0.0 || !rt.is_finite() {
@@ -1648,7 +1658,34 @@ impl Options {
                 "Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
             ));
         }
+        // RocksDB 11.8.1's ColumnFamilyData::ValidateOptions of blob garbage collection.
+        if self.blob.enable_gc {
+            let b = &self.blob;
+            if b.gc_age_cutoff < 0.0 || b.gc_age_cutoff > 1.0 {
+                return Err(Error::invalid_argument(
+                    "The age cutoff for blob garbage collection should be in the range [0.0, 1.0].",
+                ));
+            }
+            if b.gc_force_threshold < 0.0 || b.gc_force_threshold > 1.0 {
+                return Err(Error::invalid_argument(
+                    "The garbage ratio threshold for forcing blob garbage collection should be in the range [0.0, 1.0].",
+                ));
+            }
+        }
         // RocksDB's BlockBasedTableFactory::ValidateOptions.
+        if self.table_format == crate::table::TableFormat::BlockBased {
+            let t = &self.table;
+            if t.cache_index_and_filter_blocks && t.no_block_cache {
+                return Err(Error::invalid_argument(
+                    "Enable cache_index_and_filter_blocks, , but block cache is disabled",
+                ));
+            }
+            if t.pin_l0_filter_and_index_blocks_in_cache && t.no_block_cache {
+                return Err(Error::invalid_argument(
+                    "Enable pin_l0_filter_and_index_blocks_in_cache, , but block cache is disabled",
+                ));
+            }
+        }
         if self.table.format_version_unsupported {
             return Err(Error::invalid_argument(
                 "Unsupported BlockBasedTable format_version. Please check include/rocksdb/table.h for more info",
@@ -1658,6 +1695,15 @@ impl Options {
         if self.table.hash_index && self.prefix_extractor.is_none() {
             return Err(Error::invalid_argument(
                 "Hash index is specified for block-based table, but prefix_extractor is not given",
+            ));
+        }
+        // (RocksDB's test is `ratio <= 0`, which a NaN passes.)
+        if self.table_format == crate::table::TableFormat::BlockBased
+            && self.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash
+            && self.table.data_block_hash_ratio <= 0.0
+        {
+            return Err(Error::invalid_argument(
+                "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash",
             ));
         }
         // RocksDB 11.8.1's `BlockBasedTableFactory::ValidateOptions`.

@@ -65,6 +65,14 @@ pub(crate) fn open_as<T: ThreadMode>(
         ));
     }
     opts.dbopt.validate()?;
+    // RocksDB 11.8.1's DBImpl::ValidateOptions (of the DB options only: the descriptors'
+    // copies of these fields are not read, as RocksDB's ColumnFamilyOptions lack them).
+    if opts.db_paths.len() > 4 {
+        return Err(Error::not_supported("More than four DB paths are not supported yet. "));
+    }
+    if opts.keep_log_file_num == 0 {
+        return Err(Error::invalid_argument("keep_log_file_num must be greater than 0"));
+    }
     opts.dbmisc.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
