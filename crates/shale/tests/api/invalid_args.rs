@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use shale::{
-    BlockBasedOptions, ColumnFamilyDescriptor, ColumnFamilyTtl, DBCompactionStyle, DBPath, DataBlockIndexType,
-    ErrorKind, KeyEncodingType, Options, PlainTableFactoryOptions, DB,
+    BlockBasedOptions, ColumnFamilyDescriptor, ColumnFamilyTtl, DBCompactionStyle, DBPath,
+    DataBlockIndexType, ErrorKind, KeyEncodingType, Options, PlainTableFactoryOptions, DB,
 };
 
 use crate::util;
@@ -245,7 +245,11 @@ fn keep_log_file_num_zero_is_refused_at_open() {
     o.set_keep_log_file_num(0);
     refused(DB::open(&o, dir.path()), ErrorKind::InvalidArgument, "keep_log_file_num must be greater than 0");
     let parsed = opts().get_options_from_string("keep_log_file_num=0").unwrap();
-    refused(DB::open(&parsed, dir.path()), ErrorKind::InvalidArgument, "keep_log_file_num must be greater than 0");
+    refused(
+        DB::open(&parsed, dir.path()),
+        ErrorKind::InvalidArgument,
+        "keep_log_file_num must be greater than 0",
+    );
     assert!(!dir.path().join("CURRENT").exists(), "nothing written by a refused open");
 
     let mut db = DB::open(&opts(), dir.path()).unwrap();
@@ -284,7 +288,8 @@ fn index_and_filter_in_cache_without_a_block_cache_is_refused() {
     assert!(db.cf_handle("one").is_none());
     db.create_cf("two", &opts()).unwrap();
     let two = db.cf_handle("two").unwrap();
-    db.set_options_cf(&two, &[("block_based_table_factory", "{cache_index_and_filter_blocks=true;}")]).unwrap();
+    db.set_options_cf(&two, &[("block_based_table_factory", "{cache_index_and_filter_blocks=true;}")])
+        .unwrap();
     refused(
         db.set_options_cf(&two, &[("block_based_table_factory", "{no_block_cache=true;}")]),
         ErrorKind::InvalidArgument,
@@ -311,10 +316,18 @@ fn data_block_hash_ratio_zero_or_less_with_the_hash_index_is_refused() {
     };
     let msg = "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash";
     for ratio in [0.0, -0.5] {
-        refused(DB::open(&with(DataBlockIndexType::BinaryAndHash, ratio), dir.path()), ErrorKind::InvalidArgument, msg);
+        refused(
+            DB::open(&with(DataBlockIndexType::BinaryAndHash, ratio), dir.path()),
+            ErrorKind::InvalidArgument,
+            msg,
+        );
     }
     let mut db = DB::open(&with(DataBlockIndexType::BinarySearch, 0.0), dir.path()).unwrap();
-    refused(db.create_cf("one", &with(DataBlockIndexType::BinaryAndHash, 0.0)), ErrorKind::InvalidArgument, msg);
+    refused(
+        db.create_cf("one", &with(DataBlockIndexType::BinaryAndHash, 0.0)),
+        ErrorKind::InvalidArgument,
+        msg,
+    );
     db.create_cf("two", &with(DataBlockIndexType::BinaryAndHash, 0.75)).unwrap();
     let two = db.cf_handle("two").unwrap();
     refused(
@@ -342,7 +355,8 @@ fn blob_gc_cutoff_and_threshold_outside_zero_to_one_are_refused() {
         o
     };
     let cutoff_msg = "The age cutoff for blob garbage collection should be in the range [0.0, 1.0].";
-    let force_msg = "The garbage ratio threshold for forcing blob garbage collection should be in the range [0.0, 1.0].";
+    let force_msg =
+        "The garbage ratio threshold for forcing blob garbage collection should be in the range [0.0, 1.0].";
     refused(DB::open(&with(true, 1.5, 1.0), dir.path()), ErrorKind::InvalidArgument, cutoff_msg);
     refused(DB::open(&with(true, -0.1, 1.0), dir.path()), ErrorKind::InvalidArgument, cutoff_msg);
     refused(DB::open(&with(true, 0.25, 1.01), dir.path()), ErrorKind::InvalidArgument, force_msg);
@@ -411,7 +425,11 @@ fn more_than_four_db_paths_are_refused() {
     let db_dir = dir.path().join("db");
     let mut o = opts();
     o.set_db_paths(&paths);
-    refused(DB::open(&o, &db_dir), ErrorKind::NotSupported, "More than four DB paths are not supported yet. ");
+    refused(
+        DB::open(&o, &db_dir),
+        ErrorKind::NotSupported,
+        "More than four DB paths are not supported yet. ",
+    );
     assert!(!db_dir.join("CURRENT").exists(), "nothing written by a refused open");
     o.set_db_paths(&paths[..4]);
     let db = DB::open(&o, &db_dir).unwrap();
