@@ -1628,34 +1628,17 @@ impl Options {
         Ok(())
     }
 
-    /// Every supported option has been checked; the first unsupported one is refused.
-    pub(crate) fn check_supported(&self) -> Result<()> {
-        if let Some(name) = self.unsupported.first() {
-            return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
-        }
+    /// The checks of RocksDB 11.8.1's `ColumnFamilyData::ValidateOptions` (and the
+    /// `BlockBasedTableFactory::ValidateOptions` it calls) that read-write opens, `create_cf`
+    /// and `set_options` run and read-only and secondary opens do not (RocksDB's
+    /// `DBImplReadOnly` and `DBImplSecondary` do not validate): added in session 26 (issue 33).
+    pub(crate) fn check_validate_options(&self) -> Result<()> {
         // RocksDB 11.8.1's `CheckCompressionSupported`, the first check of
         // ColumnFamilyData::ValidateOptions (of `compression_opts` only).
         let co = &self.compression_opts;
         if co.zstd_max_train_bytes > 0 && co.max_dict_bytes == 0 {
             return Err(Error::invalid_argument(
                 "The dictionary size limit (`CompressionOptions::max_dict_bytes`) should be nonzero if we're using zstd's dictionary generator.",
-            ));
-        }
-        // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
-        let rt = self.read_triggered_compaction_threshold;
-        if rt < 0.0 || !rt.is_finite() {
-            return Err(Error::invalid_argument(
-                "read_triggered_compaction_threshold must be >= 0.0 and finite. Use 0.0 to disable.",
-            ));
-        }
-        if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
-            return Err(Error::not_supported(
-                "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
-            ));
-        }
-        if ![0, 1, 2, 4, 8].contains(&self.block_protection_bytes_per_key) {
-            return Err(Error::not_supported(
-                "Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
             ));
         }
         // RocksDB 11.8.1's ColumnFamilyData::ValidateOptions of blob garbage collection.
@@ -1686,6 +1669,41 @@ impl Options {
                 ));
             }
         }
+        // (RocksDB's test is `ratio <= 0`, which a NaN passes.)
+        if self.table_format == crate::table::TableFormat::BlockBased
+            && self.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash
+            && self.table.data_block_hash_ratio <= 0.0
+        {
+            return Err(Error::invalid_argument(
+                "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every supported option has been checked; the first unsupported one is refused.
+    pub(crate) fn check_supported(&self) -> Result<()> {
+        if let Some(name) = self.unsupported.first() {
+            return Err(Error::not_supported(format!("option {name} is not supported by Shale")));
+        }
+        // RocksDB's ColumnFamilyData::ValidateOptions (at open and at each SetOptions).
+        let rt = self.read_triggered_compaction_threshold;
+        if rt < 0.0 || !rt.is_finite() {
+            return Err(Error::invalid_argument(
+                "read_triggered_compaction_threshold must be >= 0.0 and finite. Use 0.0 to disable.",
+            ));
+        }
+        if ![0, 1, 2, 4, 8].contains(&self.memtable_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Memtable per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
+        if ![0, 1, 2, 4, 8].contains(&self.block_protection_bytes_per_key) {
+            return Err(Error::not_supported(
+                "Block per key-value checksum protection only supports 0, 1, 2, 4 or 8 bytes per key.",
+            ));
+        }
+        // RocksDB's BlockBasedTableFactory::ValidateOptions.
         if self.table.format_version_unsupported {
             return Err(Error::invalid_argument(
                 "Unsupported BlockBasedTable format_version. Please check include/rocksdb/table.h for more info",
@@ -1695,15 +1713,6 @@ impl Options {
         if self.table.hash_index && self.prefix_extractor.is_none() {
             return Err(Error::invalid_argument(
                 "Hash index is specified for block-based table, but prefix_extractor is not given",
-            ));
-        }
-        // (RocksDB's test is `ratio <= 0`, which a NaN passes.)
-        if self.table_format == crate::table::TableFormat::BlockBased
-            && self.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash
-            && self.table.data_block_hash_ratio <= 0.0
-        {
-            return Err(Error::invalid_argument(
-                "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash",
             ));
         }
         // RocksDB 11.8.1's `BlockBasedTableFactory::ValidateOptions`.

@@ -83,6 +83,11 @@ pub(crate) fn open_as<T: ThreadMode>(
     }
     for d in &descs {
         d.options.check_supported()?;
+        d.options.check_validate_options()?;
+    }
+    // `opts` is the default family's options unless a descriptor names that family.
+    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
+        opts.check_validate_options()?;
     }
     // The memtable budget of the whole database (RocksDB: the given write buffer manager,
     // else one of its own when `db_write_buffer_size` is set), shared by every family.

@@ -342,7 +342,7 @@ fn data_block_hash_ratio_zero_or_less_with_the_hash_index_is_refused() {
 
 /// RocksDB 11.8.1's `ColumnFamilyData::ValidateOptions`: with blob garbage collection on,
 /// its age cutoff and force threshold must lie in [0, 1] (open, create_cf, SetOptions); with
-/// it off they are not looked at.
+/// it off they are not looked at, nor by a read-only open.
 #[test]
 fn blob_gc_cutoff_and_threshold_outside_zero_to_one_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,6 +379,10 @@ fn blob_gc_cutoff_and_threshold_outside_zero_to_one_are_refused() {
         force_msg,
     );
     assert_eq!(default_cf_option(dir.path(), "blob_garbage_collection_force_threshold"), "0.000000");
+    drop(db);
+    // RocksDB's read-only open does not validate the options: taken.
+    let ro = DB::open_for_read_only(&with(true, 1.5, 1.0), dir.path(), false).unwrap();
+    assert_eq!(ro.get(b"none").unwrap(), None);
 }
 
 /// RocksDB 11.8.1's `CheckCompressionSupported` (first of `ColumnFamilyData::ValidateOptions`):
