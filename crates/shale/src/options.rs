@@ -1223,8 +1223,10 @@ impl Options {
         self.max_manifest_file_size = size as u64;
     }
 
+    /// How many info logs (LOG and old ones) are kept. 0 is taken here and refused at open,
+    /// as RocksDB 11.8.1's `DBImpl::ValidateOptions` does.
     pub fn set_keep_log_file_num(&mut self, n: usize) {
-        self.keep_log_file_num = n.max(1);
+        self.keep_log_file_num = n;
     }
 
     /// How many times a hard background error is retried automatically before writes stay
@@ -1621,6 +1623,59 @@ impl Options {
         if t.use_udi_as_primary_index {
             return Err(Error::invalid_argument(
                 "use_udi_as_primary_index requires user_defined_index_factory",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The checks of RocksDB 11.8.1's `ColumnFamilyData::ValidateOptions` (and the
+    /// `BlockBasedTableFactory::ValidateOptions` it calls) that read-write opens, `create_cf`
+    /// and `set_options` run and read-only and secondary opens do not (RocksDB's
+    /// `DBImplReadOnly` and `DBImplSecondary` do not validate): added in session 26 (issue 33).
+    pub(crate) fn check_validate_options(&self) -> Result<()> {
+        // RocksDB 11.8.1's `CheckCompressionSupported`, the first check of
+        // ColumnFamilyData::ValidateOptions (of `compression_opts` only).
+        let co = &self.compression_opts;
+        if co.zstd_max_train_bytes > 0 && co.max_dict_bytes == 0 {
+            return Err(Error::invalid_argument(
+                "The dictionary size limit (`CompressionOptions::max_dict_bytes`) should be nonzero if we're using zstd's dictionary generator.",
+            ));
+        }
+        // RocksDB 11.8.1's ColumnFamilyData::ValidateOptions of blob garbage collection.
+        if self.blob.enable_gc {
+            let b = &self.blob;
+            if b.gc_age_cutoff < 0.0 || b.gc_age_cutoff > 1.0 {
+                return Err(Error::invalid_argument(
+                    "The age cutoff for blob garbage collection should be in the range [0.0, 1.0].",
+                ));
+            }
+            if b.gc_force_threshold < 0.0 || b.gc_force_threshold > 1.0 {
+                return Err(Error::invalid_argument(
+                    "The garbage ratio threshold for forcing blob garbage collection should be in the range [0.0, 1.0].",
+                ));
+            }
+        }
+        // RocksDB's BlockBasedTableFactory::ValidateOptions.
+        if self.table_format == crate::table::TableFormat::BlockBased {
+            let t = &self.table;
+            if t.cache_index_and_filter_blocks && t.no_block_cache {
+                return Err(Error::invalid_argument(
+                    "Enable cache_index_and_filter_blocks, , but block cache is disabled",
+                ));
+            }
+            if t.pin_l0_filter_and_index_blocks_in_cache && t.no_block_cache {
+                return Err(Error::invalid_argument(
+                    "Enable pin_l0_filter_and_index_blocks_in_cache, , but block cache is disabled",
+                ));
+            }
+        }
+        // (RocksDB's test is `ratio <= 0`, which a NaN passes.)
+        if self.table_format == crate::table::TableFormat::BlockBased
+            && self.table.data_block_index_type == crate::DataBlockIndexType::BinaryAndHash
+            && self.table.data_block_hash_ratio <= 0.0
+        {
+            return Err(Error::invalid_argument(
+                "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash",
             ));
         }
         Ok(())

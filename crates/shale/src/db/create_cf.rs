@@ -40,6 +40,7 @@ pub(crate) fn create_cfs(inner: &Arc<DbInner>, new: &[(String, Options)]) -> Res
     let new = &sanitized[..];
     for (_, opts) in new {
         opts.check_supported()?;
+        opts.check_validate_options()?;
         Options::check_with_db(&inner.config, opts)?;
         for (dir, _) in super::paths::table_dirs(&inner.path, &inner.config.db_paths, &opts.cf_paths) {
             inner.fs.create_dir_all(&dir)?;

@@ -65,6 +65,14 @@ pub(crate) fn open_as<T: ThreadMode>(
         ));
     }
     opts.dbopt.validate()?;
+    // RocksDB 11.8.1's DBImpl::ValidateOptions (of the DB options only: the descriptors'
+    // copies of these fields are not read, as RocksDB's ColumnFamilyOptions lack them).
+    if opts.db_paths.len() > 4 {
+        return Err(Error::not_supported("More than four DB paths are not supported yet. "));
+    }
+    if opts.keep_log_file_num == 0 {
+        return Err(Error::invalid_argument("keep_log_file_num must be greater than 0"));
+    }
     opts.dbmisc.validate()?;
     // The hidden stats family has RocksDB's `OptimizeForPersistentStats` options whatever the
     // caller names it with (`stats_history.rs`).
@@ -75,6 +83,11 @@ pub(crate) fn open_as<T: ThreadMode>(
     }
     for d in &descs {
         d.options.check_supported()?;
+        d.options.check_validate_options()?;
+    }
+    // `opts` is the default family's options unless a descriptor names that family.
+    if !descs.iter().any(|d| d.name == DEFAULT_COLUMN_FAMILY_NAME) {
+        opts.check_validate_options()?;
     }
     // The memtable budget of the whole database (RocksDB: the given write buffer manager,
     // else one of its own when `db_write_buffer_size` is set), shared by every family.

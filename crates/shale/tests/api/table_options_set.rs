@@ -142,7 +142,13 @@ fn reader_side_fields_act_on_readers_opened_from_then_on() {
     db.set_options(&[("block_based_table_factory", "{block_cache=1M;}")]).unwrap();
     assert_eq!(capacity(), 1 << 20, "the cache named");
 
-    db.set_options(&[("block_based_table_factory", "{no_block_cache=true;}")]).unwrap();
+    // RocksDB refuses no_block_cache while cache_index_and_filter_blocks is on
+    // (`BlockBasedTableFactory::ValidateOptions`), so that one is turned off with it.
+    db.set_options(&[(
+        "block_based_table_factory",
+        "{cache_index_and_filter_blocks=false;no_block_cache=true;}",
+    )])
+    .unwrap();
     flush_one(&db, dir.path(), 2);
     let data_adds = tick(Ticker::BlockCacheDataAdd);
     for i in (0..2000).step_by(50) {
