@@ -1678,6 +1678,9 @@ impl Options {
                 "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash",
             ));
         }
+        // ColumnFamilyData::ValidateOptions: ttl and periodic compaction need block-based
+        // tables (SetOptions runs the same check on its new options).
+        crate::db::dyn_options::check_table_format_ages(self)?;
         Ok(())
     }
 
@@ -1767,7 +1770,6 @@ impl Options {
         {
             return Err(Error::not_supported("FIFO compaction only supported with max_open_files = -1."));
         }
-        crate::db::dyn_options::check_table_format_ages(self)?;
         if let crate::table::TableFormat::Plain(p) = &self.table_format {
             // RocksDB's PlainTableReader refuses these when it opens a table; Shale refuses
             // them at open, before a table is written.

@@ -208,7 +208,6 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
             apply_mutable(&mut new, k, v)?;
         }
         keep_sanitized_ages(old, &mut new);
-        check_table_format_ages(&new)?;
         new.check_supported()?;
         new.check_validate_options()?;
         if new.level0_stop_writes_trigger < new.level0_slowdown_writes_trigger {
