@@ -480,6 +480,10 @@ impl MemtableRep {
     }
 }
 
+/// RocksDB's default `ttl` and `periodic_compaction_seconds` (`kDefaultTtl`,
+/// `kDefaultPeriodicCompSecs`): sanitized when the family opens.
+pub(crate) const AGE_DEFAULT: u64 = u64::MAX - 1;
+
 /// Database and column-family options, as rust-rocksdb's `Options`.
 #[derive(Clone)]
 pub struct Options {
@@ -1678,9 +1682,19 @@ impl Options {
                 "data_block_hash_table_util_ratio should be greater than 0 when data_block_index_type is set to kDataBlockBinaryAndHash",
             ));
         }
-        // ColumnFamilyData::ValidateOptions: ttl and periodic compaction need block-based
-        // tables (SetOptions runs the same check on its new options).
-        crate::db::dyn_options::check_table_format_ages(self)?;
+        // ColumnFamilyData::ValidateOptions: `ttl` and `periodic_compaction_seconds` (other
+        // than 0 and the default) need block-based tables.
+        if self.table_format != crate::table::TableFormat::BlockBased {
+            if self.ttl > 0 && self.ttl != AGE_DEFAULT {
+                return Err(Error::not_supported("TTL is only supported in Block-Based Table format. "));
+            }
+            let p = self.periodic_compaction_seconds;
+            if p > 0 && p != AGE_DEFAULT {
+                return Err(Error::not_supported(
+                    "Periodic Compaction is only supported in Block-Based Table format. ",
+                ));
+            }
+        }
         Ok(())
     }
 

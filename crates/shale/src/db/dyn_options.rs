@@ -225,9 +225,7 @@ pub(crate) fn set_cf_options(inner: &DbInner, handle: &Arc<CfHandle>, pairs: &[(
     }
 }
 
-/// RocksDB's default `ttl` and `periodic_compaction_seconds` (`kDefaultTtl`,
-/// `kDefaultPeriodicCompSecs`): sanitized when the family opens.
-const AGE_DEFAULT: u64 = u64::MAX - 1;
+use crate::options::AGE_DEFAULT;
 
 /// RocksDB's SanitizeCfOptions turns the default `ttl` and `periodic_compaction_seconds` into
 /// values that depend on the table factory (30 days for block-based tables, 0 otherwise) once,
@@ -246,25 +244,6 @@ fn keep_sanitized_ages(old: &Options, new: &mut Options) {
     if new.periodic_compaction_seconds == AGE_DEFAULT {
         new.periodic_compaction_seconds = old.age_compaction_seconds().1;
     }
-}
-
-/// RocksDB's ColumnFamilyData::ValidateOptions, which DB::Open and CreateColumnFamily run on
-/// a family's options and SetOptions on the new ones: `ttl` and
-/// `periodic_compaction_seconds` (other than 0 and the default) need block-based tables.
-pub(crate) fn check_table_format_ages(o: &Options) -> Result<()> {
-    if o.table_format == crate::table::TableFormat::BlockBased {
-        return Ok(());
-    }
-    if o.ttl > 0 && o.ttl != AGE_DEFAULT {
-        return Err(Error::not_supported("TTL is only supported in Block-Based Table format. "));
-    }
-    let p = o.periodic_compaction_seconds;
-    if p > 0 && p != AGE_DEFAULT {
-        return Err(Error::not_supported(
-            "Periodic Compaction is only supported in Block-Based Table format. ",
-        ));
-    }
-    Ok(())
 }
 
 /// The mutable DB options `set_db_options` applies on an open database (see
