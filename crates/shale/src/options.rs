@@ -424,8 +424,9 @@ impl MemtableRep {
     }
 
     /// A `memtable_factory` value as RocksDB's MemTableRepFactory::CreateFromString reads
-    /// the four factories Shale has: by id alone (the factory's defaults) or with fields.
-    /// None for another factory, InvalidArgument for a bad field.
+    /// the four factories Shale has: by id alone (the factory's defaults), `id:<integer>` or
+    /// with fields. None for a value RocksDB's object registry cannot build (an empty value,
+    /// no id, another factory's id: NotSupported there), InvalidArgument for a bad field.
     pub(crate) fn parse(name: &str, v: &str) -> crate::Result<Option<MemtableRep>> {
         let v = v.trim();
         let fields =
@@ -434,18 +435,31 @@ impl MemtableRep {
         fn num<T: std::str::FromStr>(x: &str, bad: &dyn Fn() -> crate::Error) -> crate::Result<T> {
             x.parse().map_err(|_| bad())
         }
-        let id = fields.iter().find(|(k, _)| *k == "id").map(|(_, x)| *x).ok_or_else(bad)?;
-        // "SkipListFactory:<lookahead>": RocksDB's linear steps before a skip-list search,
-        // a search speed hint with no effect on results; Shale's skip list searches alone.
-        let lookahead = id.strip_prefix("SkipListFactory:").is_some_and(|n| n.parse::<usize>().is_ok());
-        let mut rep = match id {
+        // No id: RocksDB's "Cannot reset object" (NotSupported), a factory it cannot build.
+        let Some(id) = fields.iter().find(|(k, _)| *k == "id").map(|(_, x)| *x) else {
+            return Ok(None);
+        };
+        // RocksDB's registry takes each built-in factory's names with an optional
+        // ":<integer>" (`RegisterBuiltinMemTableRepFactory`): the skip list's lookahead (the
+        // linear steps before a search, a speed hint with no effect on results; Shale's skip
+        // list searches alone), the hash memtables' bucket count, the vector's count.
+        let (base, arg) = match id.split_once(':') {
+            Some((b, n)) => match n.parse::<usize>() {
+                Ok(n) => (b, Some(n)),
+                // Not the registry's pattern: a factory it cannot build.
+                Err(_) => return Ok(None),
+            },
+            None => (id, None),
+        };
+        let mut rep = match base {
             "SkipListFactory" | "skip_list" => MemtableRep::SkipList,
-            _ if lookahead => MemtableRep::SkipList,
-            "HashSkipListRepFactory" | "prefix_hash" => {
-                MemtableRep::HashSkipList { bucket_count: 1_000_000, height: 4, branching_factor: 4 }
-            }
-            "HashLinkListRepFactory" | "hash_linkedlist" => MemtableRep::hash_link_list(50_000),
-            "VectorRepFactory" | "vector" => MemtableRep::Vector { count: 0 },
+            "HashSkipListRepFactory" | "prefix_hash" => MemtableRep::HashSkipList {
+                bucket_count: arg.unwrap_or(1_000_000),
+                height: 4,
+                branching_factor: 4,
+            },
+            "HashLinkListRepFactory" | "hash_linkedlist" => MemtableRep::hash_link_list(arg.unwrap_or(50_000)),
+            "VectorRepFactory" | "vector" => MemtableRep::Vector { count: arg.unwrap_or(0) },
             _ => return Ok(None),
         };
         for (k, x) in fields.into_iter().filter(|(k, _)| *k != "id") {

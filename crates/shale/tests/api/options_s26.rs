@@ -141,3 +141,79 @@ fn enum_values_no_rocksdb_has_are_invalid_in_an_options_file() {
     };
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
 }
+
+/// The OPTIONS file a database opened with `o` writes.
+fn written_by(o: &Options) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = o.clone();
+    o.create_if_missing(true);
+    o.set_allow_concurrent_memtable_write(false);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put("k", "v").unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(db);
+    util::latest_options_text(dir.path())
+}
+
+fn line_of<'a>(text: &'a str, name: &str) -> &'a str {
+    let prefix = format!("{name}=");
+    text.lines().map(str::trim).find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// A `memtable_factory` (or its alias `memtable`) RocksDB 11.8.1's object registry cannot
+/// build is NotSupported in MemTableRepFactory::CreateFromString, which
+/// `ignore_unsupported_options` (true in GetOptionsFromString and LoadLatestOptions) turns
+/// into OK with the factory left as it was; `<name>:<integer>` is the registry's pattern.
+#[test]
+fn a_memtable_factory_rocksdb_cannot_build_leaves_the_factory_as_it_was() {
+    let mut base = Options::default();
+    let vector = base.get_options_from_string("memtable=vector").unwrap();
+    assert_eq!(line_of(&written_by(&vector), "memtable_factory"), "memtable_factory={id=VectorRepFactory;count=0;}");
+    for v in [
+        "memtable_factory=NoSuchRepFactory",
+        "memtable=cuckoo",
+        "memtable_factory=skip_list:abc",
+        "memtable_factory={id=cuckoo:1024;}",
+        "memtable_factory={}",
+        "memtable_factory=",
+    ] {
+        let mut from = vector.clone();
+        let o = from.get_options_from_string(v).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(
+            line_of(&written_by(&o), "memtable_factory"),
+            "memtable_factory={id=VectorRepFactory;count=0;}",
+            "{v}"
+        );
+    }
+    // The registry's `:<integer>` forms are built.
+    let o = base.get_options_from_string("memtable=vector:1024").unwrap();
+    assert_eq!(line_of(&written_by(&o), "memtable_factory"), "memtable_factory={id=VectorRepFactory;count=1024;}");
+    let o = vector.clone().get_options_from_string("memtable_factory=skip_list:16").unwrap();
+    assert_eq!(line_of(&written_by(&o), "memtable_factory"), "memtable_factory=SkipListFactory");
+    // A known factory's unknown field is still refused.
+    assert!(base.get_options_from_string("memtable_factory={id=VectorRepFactory;nope=1;}").is_err());
+
+    // An OPTIONS file naming another factory loads with RocksDB's default, the skip list.
+    let o = load(&file_78(&[("memtable_factory", "NoSuchRepFactory")]), false).unwrap();
+    assert_eq!(line_of(&written_by(&o), "memtable_factory"), "memtable_factory=SkipListFactory");
+}
+
+/// A `filter_policy` RocksDB 11.8.1's registry cannot build (no `:<bits>`, another policy's
+/// id, a struct without an id) leaves the policy as it was (FilterPolicy::CreateFromString
+/// with `ignore_unsupported_options`): no filter in an OPTIONS file of the default options.
+/// A policy the registry builds and Shale does not stays NotSupported.
+#[test]
+fn a_filter_policy_rocksdb_cannot_build_leaves_the_policy_as_it_was() {
+    for v in ["my.CustomFilter", "bloomfilter", "bloomfilter:ten", "ribbonfilter:10:x", "{bloom_before_level=1;}"] {
+        let o = load(&file_78(&[("filter_policy", v)]), false).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(line_of(&written_by(&o), "filter_policy"), "filter_policy=nullptr", "{v}");
+    }
+    let o = load(&file_78(&[("filter_policy", "bloomfilter:10:false")]), false).unwrap();
+    assert_eq!(line_of(&written_by(&o), "filter_policy"), "filter_policy=bloomfilter:10:false");
+    let o = load(&file_78(&[("filter_policy", "{id=ribbonfilter:10:-1;bloom_before_level=-1;}")]), false).unwrap();
+    assert!(line_of(&written_by(&o), "filter_policy").contains("ribbonfilter:10"));
+    let Err(e) = load(&file_78(&[("filter_policy", "rocksdb.internal.FastLocalBloomFilter:10")]), false) else {
+        panic!("FastLocalBloomFilter loaded")
+    };
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+}
