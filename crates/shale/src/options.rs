@@ -458,7 +458,9 @@ impl MemtableRep {
                 height: 4,
                 branching_factor: 4,
             },
-            "HashLinkListRepFactory" | "hash_linkedlist" => MemtableRep::hash_link_list(arg.unwrap_or(50_000)),
+            "HashLinkListRepFactory" | "hash_linkedlist" => {
+                MemtableRep::hash_link_list(arg.unwrap_or(50_000))
+            }
             "VectorRepFactory" | "vector" => MemtableRep::Vector { count: arg.unwrap_or(0) },
             _ => return Ok(None),
         };
@@ -578,6 +580,10 @@ pub struct Options {
     /// Level (the default), universal (`compaction/universal.rs`) or FIFO
     /// (`compaction/fifo.rs`).
     pub(crate) compaction_style: crate::DBCompactionStyle,
+    /// RocksDB's `kCompactionStyleNone` (no value of rust-rocksdb's `DBCompactionStyle`;
+    /// reached through options strings and OPTIONS files): no compaction is picked, the
+    /// family otherwise counts as leveled (`compaction_style` then holds Level).
+    pub(crate) compaction_style_none: bool,
     /// FIFO: the total table bytes above which the oldest tables are deleted.
     pub(crate) fifo_max_table_files_size: u64,
     /// FIFO: level-0 tables may be merged (intra-L0) to keep their count down.
@@ -1041,6 +1047,7 @@ impl Default for Options {
             hard_pending_compaction_bytes_limit: 256 << 30,
             disable_auto_compactions: false,
             compaction_style: crate::DBCompactionStyle::Level,
+            compaction_style_none: false,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             fifo_age_for_warm: 0,

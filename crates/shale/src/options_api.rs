@@ -1405,6 +1405,7 @@ impl Options {
     /// (see docs/compaction-styles.md).
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;
+        self.compaction_style_none = false;
     }
 
     /// The options of universal compaction (used when the style is universal). As RocksDB's

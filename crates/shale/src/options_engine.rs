@@ -159,6 +159,7 @@ impl Options {
         let (age_ttl, age_periodic) = self.age_compaction_seconds();
         CfConfig {
             style: match self.compaction_style {
+                _ if self.compaction_style_none => CompactionStyle::None,
                 DBCompactionStyle::Level => CompactionStyle::Level,
                 DBCompactionStyle::Universal => CompactionStyle::Universal,
                 DBCompactionStyle::Fifo => CompactionStyle::Fifo,

@@ -1918,13 +1918,26 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Enum,
         No,
-        Some(|c| name_of(enum_names::COMPACTION_STYLE, c.compaction_style).to_string()),
-        Some(|o, _, v| match value_of(enum_names::COMPACTION_STYLE, v) {
-            Some(s) => {
+        Some(|c| {
+            if c.compaction_style_none {
+                "kCompactionStyleNone".to_string()
+            } else {
+                name_of(enum_names::COMPACTION_STYLE, c.compaction_style).to_string()
+            }
+        }),
+        // kCompactionStyleNone has no value of rust-rocksdb's DBCompactionStyle: the family
+        // then compacts with RocksDB's NullCompactionPicker (nothing is ever picked).
+        Some(|o, _, v| match (v, value_of(enum_names::COMPACTION_STYLE, v)) {
+            (_, Some(s)) => {
                 o.set_compaction_style(s);
                 Ok(true)
             }
-            None => Ok(false),
+            ("kCompactionStyleNone", None) => {
+                o.set_compaction_style(crate::DBCompactionStyle::Level);
+                o.compaction_style_none = true;
+                Ok(true)
+            }
+            _ => Ok(false),
         }),
     ),
     opt(
@@ -3406,12 +3419,9 @@ fn registry_builds_filter(id: &str) -> bool {
         ["bloomfilter" | "rocksdb.BloomFilter", _, "true" | "false"] => true,
         ["ribbonfilter" | "rocksdb.RibbonFilter", _] => true,
         ["ribbonfilter" | "rocksdb.RibbonFilter", _, level] => int_ok(level),
-        [
-            "rocksdb.internal.LegacyBloomFilter"
-            | "rocksdb.internal.FastLocalBloomFilter"
-            | "rocksdb.internal.Standard128RibbonFilter",
-            _,
-        ] => true,
+        ["rocksdb.internal.LegacyBloomFilter"
+        | "rocksdb.internal.FastLocalBloomFilter"
+        | "rocksdb.internal.Standard128RibbonFilter", _] => true,
         _ => false,
     }
 }
