@@ -137,6 +137,10 @@ pub struct BlockBasedOptions {
     pub(crate) partitioned_index: bool,
     /// `set_index_type(HashSearch)`: RocksDB's hash index (`table/hash_index.rs`).
     pub(crate) hash_index: bool,
+    /// RocksDB's `index_type=kBinarySearchWithFirstKey` (no value of rust-rocksdb's
+    /// `BlockBasedIndexType`; options strings and OPTIONS files only): the binary-search
+    /// index whose values carry each data block's first internal key.
+    pub(crate) first_key_index: bool,
     /// `set_partition_filters`: partitioned filters (taken only with a partitioned index,
     /// as RocksDB's sanitizing).
     pub(crate) partition_filters: bool,
@@ -210,6 +214,7 @@ impl Default for BlockBasedOptions {
             // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
             checksum: crate::table::format::ChecksumType::Xxh3,
             partitioned_index: false,
+            first_key_index: false,
             hash_index: false,
             partition_filters: false,
             metadata_block_size: 4096,

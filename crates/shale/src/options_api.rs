@@ -624,6 +624,7 @@ impl BlockBasedOptions {
     pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
         self.partitioned_index = index_type == BlockBasedIndexType::TwoLevelIndexSearch;
         self.hash_index = index_type == BlockBasedIndexType::HashSearch;
+        self.first_key_index = false;
     }
 
     /// `index_block_restart_interval` as RocksDB's table factory sanitizes it: at least

@@ -310,6 +310,7 @@ impl Options {
         b.whole_key_filtering = t.whole_key_filtering;
         b.partitioned_index = t.partitioned_index;
         b.hash_index = t.hash_index;
+        b.first_key_index = t.first_key_index;
         // RocksDB turns partitioned filters off without a partitioned index.
         b.partition_filters = t.partitioned_index && t.partition_filters;
         b.metadata_block_size = t.metadata_block_size;

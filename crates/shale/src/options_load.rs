@@ -360,8 +360,8 @@ pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Res
 }
 
 /// Values of RocksDB 11.8.1's enum options that Shale's rows do not apply (then accepted at
-/// RocksDB's default only, by `not_applied`).
-const ENUM_VALUES_NOT_BUILT: &[(&str, &str)] = &[("index_type", "kBinarySearchWithFirstKey")];
+/// RocksDB's default only, by `not_applied`): none now.
+const ENUM_VALUES_NOT_BUILT: &[(&str, &str)] = &[];
 
 /// An enum option's value that names none of RocksDB 11.8.1's values for it: InvalidArgument,
 /// as its `OptionTypeInfo::Enum` parser ("No mapping for enum ", name), whatever the file's

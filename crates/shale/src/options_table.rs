@@ -3075,6 +3075,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Enum,
         Some(|t| {
             (match (t.partitioned_index, t.hash_index) {
+                _ if t.first_key_index => "kBinarySearchWithFirstKey",
                 (true, _) => "kTwoLevelIndexSearch",
                 (false, true) => "kHashSearch",
                 (false, false) => "kBinarySearch",
@@ -3086,6 +3087,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
                 "kBinarySearch" => crate::BlockBasedIndexType::BinarySearch,
                 "kHashSearch" => crate::BlockBasedIndexType::HashSearch,
                 "kTwoLevelIndexSearch" => crate::BlockBasedIndexType::TwoLevelIndexSearch,
+                "kBinarySearchWithFirstKey" => {
+                    t.set_index_type(crate::BlockBasedIndexType::BinarySearch);
+                    t.first_key_index = true;
+                    return Ok(true);
+                }
                 _ => return Ok(false),
             });
             Ok(true)
