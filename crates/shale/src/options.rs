@@ -1351,6 +1351,8 @@ impl Options {
         let block_based = matches!(self.table_format, crate::table::TableFormat::BlockBased);
         let ttl = self.sanitized_ttl();
         let periodic_default = match self.compaction_style {
+            // kCompactionStyleNone: none of RocksDB's three adjustments; the default is off.
+            _ if self.compaction_style_none => false,
             crate::DBCompactionStyle::Fifo => return (ttl, 0),
             crate::DBCompactionStyle::Universal => block_based,
             crate::DBCompactionStyle::Level => {
@@ -1573,7 +1575,8 @@ impl Options {
             self.max_bytes_for_level_multiplier = 1.0;
         }
         self.num_levels = self.num_levels.max(1);
-        if self.compaction_style == crate::DBCompactionStyle::Level {
+        // Not under kCompactionStyleNone (RocksDB's check is for kCompactionStyleLevel).
+        if self.compaction_style == crate::DBCompactionStyle::Level && !self.compaction_style_none {
             self.num_levels = self.num_levels.max(2);
         }
         self.allow_ingest_behind |= db_allow_ingest_behind;
@@ -1868,7 +1871,7 @@ impl Options {
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.
         let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
-        if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
+        if several && (cf.compaction_style == crate::DBCompactionStyle::Fifo || cf.compaction_style_none) {
             return Err(Error::not_supported(
                 "More than one CF paths are only supported in universal and level compaction styles.",
             ));

@@ -291,7 +291,22 @@ fn compaction_style_none_never_compacts() {
     drop(db);
     assert!(util::latest_options_text(dir.path()).contains("  compaction_style=kCompactionStyleLevel\n"));
 
-    // A RocksDB 7.8.3 OPTIONS file naming it loads.
-    let o = load(&file_78(&[("compaction_style", "kCompactionStyleNone")]), false).unwrap();
-    assert!(written_by(&o).contains("  compaction_style=kCompactionStyleNone\n"));
+    // A RocksDB 7.8.3 OPTIONS file naming it loads. RocksDB's SanitizeCfOptions keeps one
+    // level (only kCompactionStyleLevel needs two).
+    let o =
+        load(&file_78(&[("compaction_style", "kCompactionStyleNone"), ("num_levels", "1")]), false).unwrap();
+    let text = written_by(&o);
+    assert!(text.contains("  compaction_style=kCompactionStyleNone\n"), "{text}");
+    assert_eq!(line_of(&text, "num_levels"), "num_levels=1");
+    // From an options string (periodic compaction at its default), a compaction filter
+    // leaves periodic compaction off, where leveled turns it to 30 days.
+    let mut none =
+        Options::default().get_options_from_string("compaction_style=kCompactionStyleNone").unwrap();
+    none.set_compaction_filter("keep", |_, _, _| shale::CompactionDecision::Keep);
+    assert_eq!(line_of(&written_by(&none), "periodic_compaction_seconds"), "periodic_compaction_seconds=0");
+    let level = none.get_options_from_string("compaction_style=kCompactionStyleLevel").unwrap();
+    assert_eq!(
+        line_of(&written_by(&level), "periodic_compaction_seconds"),
+        "periodic_compaction_seconds=2592000"
+    );
 }
