@@ -32,6 +32,10 @@ pub enum CompactionStyle {
     Level,
     Universal,
     Fifo,
+    /// RocksDB's `kCompactionStyleNone` (its NullCompactionPicker): no compaction is ever
+    /// picked, automatic or for a manual range; level sizes and write stalls count as
+    /// leveled.
+    None,
 }
 
 /// Which file a level compaction picks first (RocksDB's `CompactionPri`).

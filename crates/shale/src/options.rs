@@ -137,6 +137,10 @@ pub struct BlockBasedOptions {
     pub(crate) partitioned_index: bool,
     /// `set_index_type(HashSearch)`: RocksDB's hash index (`table/hash_index.rs`).
     pub(crate) hash_index: bool,
+    /// RocksDB's `index_type=kBinarySearchWithFirstKey` (no value of rust-rocksdb's
+    /// `BlockBasedIndexType`; options strings and OPTIONS files only): the binary-search
+    /// index whose values carry each data block's first internal key.
+    pub(crate) first_key_index: bool,
     /// `set_partition_filters`: partitioned filters (taken only with a partitioned index,
     /// as RocksDB's sanitizing).
     pub(crate) partition_filters: bool,
@@ -210,6 +214,7 @@ impl Default for BlockBasedOptions {
             // RocksDB's default (kXXH3, `BlockBasedTableOptions::checksum`).
             checksum: crate::table::format::ChecksumType::Xxh3,
             partitioned_index: false,
+            first_key_index: false,
             hash_index: false,
             partition_filters: false,
             metadata_block_size: 4096,
@@ -424,8 +429,9 @@ impl MemtableRep {
     }
 
     /// A `memtable_factory` value as RocksDB's MemTableRepFactory::CreateFromString reads
-    /// the four factories Shale has: by id alone (the factory's defaults) or with fields.
-    /// None for another factory, InvalidArgument for a bad field.
+    /// the four factories Shale has: by id alone (the factory's defaults), `id:<integer>` or
+    /// with fields. None for a value RocksDB's object registry cannot build (an empty value,
+    /// no id, another factory's id: NotSupported there), InvalidArgument for a bad field.
     pub(crate) fn parse(name: &str, v: &str) -> crate::Result<Option<MemtableRep>> {
         let v = v.trim();
         let fields =
@@ -434,18 +440,33 @@ impl MemtableRep {
         fn num<T: std::str::FromStr>(x: &str, bad: &dyn Fn() -> crate::Error) -> crate::Result<T> {
             x.parse().map_err(|_| bad())
         }
-        let id = fields.iter().find(|(k, _)| *k == "id").map(|(_, x)| *x).ok_or_else(bad)?;
-        // "SkipListFactory:<lookahead>": RocksDB's linear steps before a skip-list search,
-        // a search speed hint with no effect on results; Shale's skip list searches alone.
-        let lookahead = id.strip_prefix("SkipListFactory:").is_some_and(|n| n.parse::<usize>().is_ok());
-        let mut rep = match id {
+        // No id: RocksDB's "Cannot reset object" (NotSupported), a factory it cannot build.
+        let Some(id) = fields.iter().find(|(k, _)| *k == "id").map(|(_, x)| *x) else {
+            return Ok(None);
+        };
+        // RocksDB's registry takes each built-in factory's names with an optional
+        // ":<integer>" (`RegisterBuiltinMemTableRepFactory`): the skip list's lookahead (the
+        // linear steps before a search, a speed hint with no effect on results; Shale's skip
+        // list searches alone), the hash memtables' bucket count, the vector's count.
+        let (base, arg) = match id.split_once(':') {
+            Some((b, n)) => match n.parse::<usize>() {
+                Ok(n) => (b, Some(n)),
+                // Not the registry's pattern: a factory it cannot build.
+                Err(_) => return Ok(None),
+            },
+            None => (id, None),
+        };
+        let mut rep = match base {
             "SkipListFactory" | "skip_list" => MemtableRep::SkipList,
-            _ if lookahead => MemtableRep::SkipList,
-            "HashSkipListRepFactory" | "prefix_hash" => {
-                MemtableRep::HashSkipList { bucket_count: 1_000_000, height: 4, branching_factor: 4 }
+            "HashSkipListRepFactory" | "prefix_hash" => MemtableRep::HashSkipList {
+                bucket_count: arg.unwrap_or(1_000_000),
+                height: 4,
+                branching_factor: 4,
+            },
+            "HashLinkListRepFactory" | "hash_linkedlist" => {
+                MemtableRep::hash_link_list(arg.unwrap_or(50_000))
             }
-            "HashLinkListRepFactory" | "hash_linkedlist" => MemtableRep::hash_link_list(50_000),
-            "VectorRepFactory" | "vector" => MemtableRep::Vector { count: 0 },
+            "VectorRepFactory" | "vector" => MemtableRep::Vector { count: arg.unwrap_or(0) },
             _ => return Ok(None),
         };
         for (k, x) in fields.into_iter().filter(|(k, _)| *k != "id") {
@@ -568,6 +589,10 @@ pub struct Options {
     /// Level (the default), universal (`compaction/universal.rs`) or FIFO
     /// (`compaction/fifo.rs`).
     pub(crate) compaction_style: crate::DBCompactionStyle,
+    /// RocksDB's `kCompactionStyleNone` (no value of rust-rocksdb's `DBCompactionStyle`;
+    /// reached through options strings and OPTIONS files): no compaction is picked, the
+    /// family otherwise counts as leveled (`compaction_style` then holds Level).
+    pub(crate) compaction_style_none: bool,
     /// FIFO: the total table bytes above which the oldest tables are deleted.
     pub(crate) fifo_max_table_files_size: u64,
     /// FIFO: level-0 tables may be merged (intra-L0) to keep their count down.
@@ -1031,6 +1056,7 @@ impl Default for Options {
             hard_pending_compaction_bytes_limit: 256 << 30,
             disable_auto_compactions: false,
             compaction_style: crate::DBCompactionStyle::Level,
+            compaction_style_none: false,
             fifo_max_table_files_size: 1 << 30,
             fifo_allow_compaction: false,
             fifo_age_for_warm: 0,
@@ -1331,6 +1357,8 @@ impl Options {
         let block_based = matches!(self.table_format, crate::table::TableFormat::BlockBased);
         let ttl = self.sanitized_ttl();
         let periodic_default = match self.compaction_style {
+            // kCompactionStyleNone: none of RocksDB's three adjustments; the default is off.
+            _ if self.compaction_style_none => false,
             crate::DBCompactionStyle::Fifo => return (ttl, 0),
             crate::DBCompactionStyle::Universal => block_based,
             crate::DBCompactionStyle::Level => {
@@ -1553,7 +1581,8 @@ impl Options {
             self.max_bytes_for_level_multiplier = 1.0;
         }
         self.num_levels = self.num_levels.max(1);
-        if self.compaction_style == crate::DBCompactionStyle::Level {
+        // Not under kCompactionStyleNone (RocksDB's check is for kCompactionStyleLevel).
+        if self.compaction_style == crate::DBCompactionStyle::Level && !self.compaction_style_none {
             self.num_levels = self.num_levels.max(2);
         }
         self.allow_ingest_behind |= db_allow_ingest_behind;
@@ -1913,7 +1942,7 @@ impl Options {
         // RocksDB's CheckCFPathsSupported: several paths work with level and universal
         // compaction only.
         let several = cf.cf_paths.len() > 1 || (cf.cf_paths.is_empty() && db.db_paths.len() > 1);
-        if several && cf.compaction_style == crate::DBCompactionStyle::Fifo {
+        if several && (cf.compaction_style == crate::DBCompactionStyle::Fifo || cf.compaction_style_none) {
             return Err(Error::not_supported(
                 "More than one CF paths are only supported in universal and level compaction styles.",
             ));

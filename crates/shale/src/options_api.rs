@@ -624,6 +624,7 @@ impl BlockBasedOptions {
     pub fn set_index_type(&mut self, index_type: BlockBasedIndexType) {
         self.partitioned_index = index_type == BlockBasedIndexType::TwoLevelIndexSearch;
         self.hash_index = index_type == BlockBasedIndexType::HashSearch;
+        self.first_key_index = false;
     }
 
     /// `index_block_restart_interval` as RocksDB's table factory sanitizes it: at least
@@ -1405,6 +1406,7 @@ impl Options {
     /// (see docs/compaction-styles.md).
     pub fn set_compaction_style(&mut self, style: DBCompactionStyle) {
         self.compaction_style = style;
+        self.compaction_style_none = false;
     }
 
     /// The options of universal compaction (used when the style is universal). As RocksDB's

@@ -159,6 +159,7 @@ impl Options {
         let (age_ttl, age_periodic) = self.age_compaction_seconds();
         CfConfig {
             style: match self.compaction_style {
+                _ if self.compaction_style_none => CompactionStyle::None,
                 DBCompactionStyle::Level => CompactionStyle::Level,
                 DBCompactionStyle::Universal => CompactionStyle::Universal,
                 DBCompactionStyle::Fifo => CompactionStyle::Fifo,
@@ -309,6 +310,7 @@ impl Options {
         b.whole_key_filtering = t.whole_key_filtering;
         b.partitioned_index = t.partitioned_index;
         b.hash_index = t.hash_index;
+        b.first_key_index = t.first_key_index;
         // RocksDB turns partitioned filters off without a partitioned index.
         b.partition_filters = t.partitioned_index && t.partition_filters;
         b.metadata_block_size = t.metadata_block_size;

@@ -22,8 +22,9 @@
 //! `compaction_filter_factory`, `prefix_extractor`, ...) are not rebuilt from the names the
 //! file holds: the caller sets them on the descriptors' options, as with RocksDB, whose
 //! LoadLatestOptions leaves them null unless the name is registered. `memtable_factory` is
-//! rebuilt for the factories Shale has (skip list, HashSkipList, HashLinkList), which
-//! RocksDB registers built in; another one is NotSupported.
+//! rebuilt for the factories Shale has (skip list, HashSkipList, HashLinkList, vector), which
+//! RocksDB registers built in; a factory (or `filter_policy`) RocksDB's registry cannot build
+//! leaves the value as it was, as RocksDB's NotSupported under `ignore_unsupported_options`.
 
 use crate::options_file::{self, CfSection, OptionsFile};
 use crate::options_table::{bad_value, boolean, number};
@@ -359,9 +360,8 @@ pub(crate) fn apply_table(t: &mut BlockBasedOptions, name: &str, v: &str) -> Res
 }
 
 /// Values of RocksDB 11.8.1's enum options that Shale's rows do not apply (then accepted at
-/// RocksDB's default only, by `not_applied`).
-const ENUM_VALUES_NOT_BUILT: &[(&str, &str)] =
-    &[("compaction_style", "kCompactionStyleNone"), ("index_type", "kBinarySearchWithFirstKey")];
+/// RocksDB's default only, by `not_applied`): none now.
+const ENUM_VALUES_NOT_BUILT: &[(&str, &str)] = &[];
 
 /// An enum option's value that names none of RocksDB 11.8.1's values for it: InvalidArgument,
 /// as its `OptionTypeInfo::Enum` parser ("No mapping for enum ", name), whatever the file's

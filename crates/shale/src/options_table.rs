@@ -1918,13 +1918,26 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Cf,
         Enum,
         No,
-        Some(|c| name_of(enum_names::COMPACTION_STYLE, c.compaction_style).to_string()),
-        Some(|o, _, v| match value_of(enum_names::COMPACTION_STYLE, v) {
-            Some(s) => {
+        Some(|c| {
+            if c.compaction_style_none {
+                "kCompactionStyleNone".to_string()
+            } else {
+                name_of(enum_names::COMPACTION_STYLE, c.compaction_style).to_string()
+            }
+        }),
+        // kCompactionStyleNone has no value of rust-rocksdb's DBCompactionStyle: the family
+        // then compacts with RocksDB's NullCompactionPicker (nothing is ever picked).
+        Some(|o, _, v| match (v, value_of(enum_names::COMPACTION_STYLE, v)) {
+            (_, Some(s)) => {
                 o.set_compaction_style(s);
                 Ok(true)
             }
-            None => Ok(false),
+            ("kCompactionStyleNone", None) => {
+                o.set_compaction_style(crate::DBCompactionStyle::Level);
+                o.compaction_style_none = true;
+                Ok(true)
+            }
+            _ => Ok(false),
         }),
     ),
     opt(
@@ -2145,8 +2158,8 @@ pub(crate) static ROWS: &[OptionRow] = &[
             Ok(true)
         }),
     ),
-    // The skip list and the hash memtables, as RocksDB rebuilds these built-in factories
-    // from their ids; another factory is not applied.
+    // The skip list, the hash memtables and the vector, as RocksDB rebuilds these built-in
+    // factories from their ids; a factory its registry cannot build leaves the value as it was.
     opt(
         "memtable_factory",
         Cf,
@@ -2155,12 +2168,14 @@ pub(crate) static ROWS: &[OptionRow] = &[
         // As RocksDB's SanitizeCfOptions leaves it (VectorRepFactory with
         // `disallow_memtable_writes`).
         Some(|c| crate::options::MemtableRep::sanitized(c).options_value(c.prefix_extractor.is_some())),
-        Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
-            Some(rep) => {
+        Some(|o, n, v| {
+            // A value RocksDB's registry cannot build is NotSupported there, which
+            // `ignore_unsupported_options` (true in LoadLatestOptions and
+            // GetOptionsFromString) turns into OK with the factory left as it was.
+            if let Some(rep) = crate::options::MemtableRep::parse(n, v)? {
                 o.memtable_rep = rep;
-                Ok(true)
             }
-            None => Ok(false),
+            Ok(true)
         }),
     ),
     // RocksDB's TableFactoryParseFn through TableFactory::CreateFromString: a new factory
@@ -2582,12 +2597,14 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Struct,
         No,
         None,
-        Some(|o, n, v| match crate::options::MemtableRep::parse(n, v)? {
-            Some(rep) => {
+        Some(|o, n, v| {
+            // A value RocksDB's registry cannot build is NotSupported there, which
+            // `ignore_unsupported_options` (true in LoadLatestOptions and
+            // GetOptionsFromString) turns into OK with the factory left as it was.
+            if let Some(rep) = crate::options::MemtableRep::parse(n, v)? {
                 o.memtable_rep = rep;
-                Ok(true)
             }
-            None => Ok(false),
+            Ok(true)
         }),
     ),
     // ---- end of helper cfopt CF block ----
@@ -3058,6 +3075,7 @@ pub(crate) static ROWS: &[OptionRow] = &[
         Enum,
         Some(|t| {
             (match (t.partitioned_index, t.hash_index) {
+                _ if t.first_key_index => "kBinarySearchWithFirstKey",
                 (true, _) => "kTwoLevelIndexSearch",
                 (false, true) => "kHashSearch",
                 (false, false) => "kBinarySearch",
@@ -3069,6 +3087,11 @@ pub(crate) static ROWS: &[OptionRow] = &[
                 "kBinarySearch" => crate::BlockBasedIndexType::BinarySearch,
                 "kHashSearch" => crate::BlockBasedIndexType::HashSearch,
                 "kTwoLevelIndexSearch" => crate::BlockBasedIndexType::TwoLevelIndexSearch,
+                "kBinarySearchWithFirstKey" => {
+                    t.set_index_type(crate::BlockBasedIndexType::BinarySearch);
+                    t.first_key_index = true;
+                    return Ok(true);
+                }
                 _ => return Ok(false),
             });
             Ok(true)
@@ -3378,7 +3401,52 @@ fn deprecated_table(_: &mut BlockBasedOptions, _: &str, _: &str) -> Result<bool>
 }
 
 /// `filter_policy`: RocksDB's texts of its Bloom and Ribbon policies.
+/// Whether RocksDB 11.8.1's object registry builds a filter policy of this id
+/// (`RegisterBuiltinFilterPolicies`): the read-only builtin policy by name, or a policy's name
+/// (or nickname) with `:<bits>` and the suffixes its pattern takes.
+fn registry_builds_filter(id: &str) -> bool {
+    if id == "rocksdb.BuiltinBloomFilter" {
+        return true;
+    }
+    let parts: Vec<&str> = id.split(':').collect();
+    // The registry's MatchesDecimal / MatchesInteger: an optional '-', digits (one '.').
+    let digits = |b: &str, point: bool| {
+        let b = b.strip_prefix('-').unwrap_or(b);
+        b.bytes().any(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit() || (point && c == b'.'))
+            && b.bytes().filter(|&c| c == b'.').count() <= 1
+    };
+    let bits_ok = |b: &str| digits(b, true);
+    let int_ok = |b: &str| digits(b, false);
+    match parts.as_slice() {
+        [_, bits] if !bits_ok(bits) => false,
+        [_, bits, ..] if !bits_ok(bits) => false,
+        ["bloomfilter" | "rocksdb.BloomFilter", _] => true,
+        ["bloomfilter" | "rocksdb.BloomFilter", _, "true" | "false"] => true,
+        ["ribbonfilter" | "rocksdb.RibbonFilter", _] => true,
+        ["ribbonfilter" | "rocksdb.RibbonFilter", _, level] => int_ok(level),
+        ["rocksdb.internal.LegacyBloomFilter"
+        | "rocksdb.internal.FastLocalBloomFilter"
+        | "rocksdb.internal.Standard128RibbonFilter", _] => true,
+        _ => false,
+    }
+}
+
 fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<bool> {
+    // A value RocksDB's registry cannot build (no id, an id no pattern of it matches) is
+    // NotSupported in FilterPolicy::CreateFromString, which `ignore_unsupported_options`
+    // (true in LoadLatestOptions and GetOptionsFromString) turns into OK with the policy
+    // left as it was.
+    if !matches!(v, "nullptr" | "") {
+        let id = if v.starts_with('{') {
+            struct_fields(name, v)?.into_iter().find(|(k, _)| *k == "id").map(|(_, x)| x)
+        } else {
+            Some(v)
+        };
+        if !id.is_some_and(registry_builds_filter) {
+            return Ok(true);
+        }
+    }
     match v {
         "nullptr" | "" => t.bloom_bits_per_key = None,
         // RocksDB 11's Ribbon policy: "{id=ribbonfilter:<bits>:<level>;bloom_before_level=<level>;}"

@@ -70,6 +70,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.partitioned_index = o.table.partitioned_index;
     b.hash_index = o.table.hash_index;
+    b.first_key_index = o.table.first_key_index;
     // RocksDB turns partitioned filters off without a partitioned index.
     b.partition_filters = o.table.partitioned_index && o.table.partition_filters;
     b.metadata_block_size = o.table.metadata_block_size;

@@ -445,6 +445,8 @@ pub fn pick_due(v: &Version, opts: &CfConfig, busy: Busy<'_>) -> Option<Compacti
         CompactionStyle::Universal => {
             return super::universal::pick_universal(v, opts, busy, unix_now());
         }
+        // RocksDB's NullCompactionPicker: NeedsCompaction false, PickCompaction nullptr.
+        CompactionStyle::None => return None,
         CompactionStyle::Level => {}
     }
     let scores = level_scores(v, opts);

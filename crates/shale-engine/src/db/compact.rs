@@ -603,7 +603,7 @@ impl DbInner {
         match cf.config().style {
             CompactionStyle::Level => (plan.level == 0 || manual) && plan.output_level > 0,
             CompactionStyle::Universal => cf.config().num_levels > 1 && plan.output_level > 0,
-            CompactionStyle::Fifo => false,
+            CompactionStyle::Fifo | CompactionStyle::None => false,
         }
     }
 
@@ -780,7 +780,7 @@ impl DbInner {
         // found nothing to compact in the range (leveled).
         let r = (|| -> Result<Option<usize>> {
             let style = cf.config().style;
-            if style != CompactionStyle::Level {
+            if matches!(style, CompactionStyle::Universal | CompactionStyle::Fifo) {
                 // RocksDB ignores the range under FIFO (it runs FIFO's own pick, once) and
                 // under universal (every file of every level goes into the last level).
                 let mut pick = |this: &DbInner, c: &super::CfState| {
@@ -813,6 +813,10 @@ impl DbInner {
             // (kCompactToBaseLevel: the last level of a database with nothing below level 0)
             // and then every level moves down until the last level; otherwise the steps stop
             // at the deepest non-empty level of the family (not only of the range).
+            // kCompactionStyleNone takes this path too, with its NullCompactionPicker picking
+            // nothing at each step (dynamic level sizes are off there): the steps compact
+            // nothing and end on the deepest non-empty level, which a level change moves.
+            let null_picker = style == CompactionStyle::None;
             let num_levels = cf.config().num_levels;
             let first = {
                 let c = st.cfs.get(&cf.id).ok_or_else(dropped)?;
@@ -860,6 +864,9 @@ impl DbInner {
                     } else {
                         level + 1
                     };
+                    if null_picker {
+                        return None;
+                    }
                     picker::pick_manual_into(&c.current, level, output, begin, end)
                 };
                 self.manual_step(&mut st, cf, exclusive, &mut pick)?;
@@ -873,7 +880,7 @@ impl DbInner {
                 BottommostLevel::IfHaveCompactionFilter => filtered,
                 BottommostLevel::Force | BottommostLevel::ForceOptimized => true,
             };
-            if self_compact {
+            if self_compact && !null_picker {
                 let mut pick = |_: &DbInner, c: &super::CfState| {
                     bottommost_plan(&c.current, cf, level, begin, end, &before)
                 };

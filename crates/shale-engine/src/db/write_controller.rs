@@ -48,7 +48,8 @@ pub fn condition(cf: &CfState) -> (StallCondition, bool) {
         crate::config::CompactionStyle::Universal => {
             crate::compaction::universal::num_sorted_runs(&cf.current) as i32
         }
-        crate::config::CompactionStyle::Level => l0,
+        // RocksDB's `l0_delay_trigger_count` is the level-0 file count but under universal.
+        crate::config::CompactionStyle::Level | crate::config::CompactionStyle::None => l0,
     };
     let pending = if auto { picker::estimated_pending_bytes(&cf.current, cf.handle.config()) } else { 0 };
     let hard = o.hard_pending_compaction_bytes_limit;

@@ -21,6 +21,9 @@
 //!                handle = offset varint64 | size varint64        when shared == 0
 //!                       = zigzag varint64 (size - previous size) otherwise; the offset is
 //!                         previous offset + previous size + 5
+//!                | [first key len varint64 | first key]  (kBinarySearchWithFirstKey: the
+//!                  data block's first internal key, after the handle in either form and
+//!                  after a whole handle before format_version 4)
 //! ```
 //! A restart point is an entry stored with `shared == 0`; a reader binary-searches the
 //! restart points and then scans forward. A separated block is rewritten into the ordinary
@@ -301,8 +304,29 @@ impl BlockBuilder {
     /// before (blocks are contiguous, so only the size difference is stored when the
     /// value is delta-encoded and the key shares a prefix with the previous one).
     pub fn add_index(&mut self, key: &[u8], handle: BlockHandle, prev_handle: Option<BlockHandle>) {
-        let full = handle.encoded();
+        self.add_index_with_first_key(key, handle, prev_handle, None)
+    }
+
+    /// `add_index` for kBinarySearchWithFirstKey: `first_key` (the data block's first
+    /// internal key) follows the handle, length-prefixed, as RocksDB's
+    /// `IndexValue::EncodeTo` with `have_first_key` writes it (after the full handle, or after
+    /// the size delta of a delta-encoded value).
+    pub fn add_index_with_first_key(
+        &mut self,
+        key: &[u8],
+        handle: BlockHandle,
+        prev_handle: Option<BlockHandle>,
+        first_key: Option<&[u8]>,
+    ) {
+        let mut full = handle.encoded();
+        let put_first = |buf: &mut Vec<u8>| {
+            if let Some(k) = first_key {
+                put_varint64(buf, k.len() as u64);
+                buf.extend_from_slice(k);
+            }
+        };
         if !self.delta_values {
+            put_first(&mut full);
             self.add(key, &full);
             return;
         }
@@ -317,6 +341,7 @@ impl BlockBuilder {
             }
             _ => self.buf.extend_from_slice(&full),
         }
+        put_first(&mut self.buf);
     }
 
     /// Appends the restart array and footer; the builder must be `reset` before reuse.

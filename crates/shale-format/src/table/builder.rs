@@ -197,6 +197,10 @@ pub struct TableBuilderOptions {
     /// index (restart interval 1) plus the hash index's two meta blocks (`hash_index.rs`);
     /// without one, a binary-search index (RocksDB's DB refuses that combination at open).
     pub hash_index: bool,
+    /// RocksDB's `index_type = kBinarySearchWithFirstKey`: the binary-search index whose
+    /// values carry each data block's first internal key after its handle
+    /// (`IndexValue::EncodeTo` with `have_first_key`; index type 3 in the properties).
+    pub first_key_index: bool,
     /// RocksDB's `block_size_deviation` (percent; the factory makes values outside 0..=100
     /// 0): a data block (and an index partition) is cut before an entry that would take it
     /// over its size once it holds more than `100 - deviation` percent of it.
@@ -411,6 +415,7 @@ impl TableBuilderOptions {
             metadata_block_size: 4096,
             decouple_partitioned_filters: true,
             hash_index: false,
+            first_key_index: false,
             block_size_deviation: 10,
             use_delta_encoding: true,
             separate_key_value_in_data_block: false,
@@ -511,6 +516,9 @@ pub struct TableBuilder {
     dict: Vec<u8>,
     /// The first key of the data block being built (kept while buffering).
     block_first_key: Vec<u8>,
+    /// `first_key_index`: the first keys of the data blocks not yet in the index, oldest
+    /// first (every block gets its index entry in the order blocks were cut).
+    index_first_keys: std::collections::VecDeque<Vec<u8>>,
     /// The smallest and largest sequence number of the entries added (range tombstones
     /// included), for "rocksdb.key.smallest.seqno" / "rocksdb.key.largest.seqno".
     seqno_range: Option<(u64, u64)>,
@@ -792,6 +800,7 @@ impl TableBuilder {
                 }),
             dict: Vec::new(),
             block_first_key: Vec::new(),
+            index_first_keys: std::collections::VecDeque::new(),
             p_index,
             p_filter,
             hash_index,
@@ -888,6 +897,9 @@ impl TableBuilder {
         }
         if self.should_flush(ikey, value) {
             self.flush_data_block(Some(ikey))?;
+        }
+        if self.first_key_written() && self.data_block.is_empty() {
+            self.index_first_keys.push_back(ikey.to_vec());
         }
         if self.dict_buffer.is_some() && self.data_block.is_empty() {
             self.block_first_key.clear();
@@ -1108,6 +1120,12 @@ impl TableBuilder {
         }
     }
 
+    /// Whether the index carries first keys: kBinarySearchWithFirstKey, which is neither the
+    /// partitioned nor the hash index.
+    fn first_key_written(&self) -> bool {
+        self.opts.first_key_index && !self.opts.partitioned_index && !self.opts.hash_index
+    }
+
     /// Adds the index entry of the data block whose last key is `last` (`next_key`: the
     /// next block's first key, None for the table's last block): the separator shortened
     /// as `index_shortening` says, to the flat or the partitioned index.
@@ -1135,9 +1153,10 @@ impl TableBuilder {
         }
         let sep = sep.as_slice();
         let prev = if skip_delta { None } else { self.last_index_handle };
-        self.index_with_seq.add_index(sep, handle, prev);
+        let first = if self.first_key_written() { self.index_first_keys.pop_front() } else { None };
+        self.index_with_seq.add_index_with_first_key(sep, handle, prev, first.as_deref());
         if !self.separator_is_key_plus_seq {
-            self.index_user_keys.add_index(user_key(sep), handle, prev);
+            self.index_user_keys.add_index_with_first_key(user_key(sep), handle, prev, first.as_deref());
         }
         self.last_index_handle = Some(handle);
     }
@@ -1529,6 +1548,7 @@ impl TableBuilder {
         }
 
         // Properties.
+        let first_key_written = self.first_key_written();
         let p = &mut self.props;
         p.comparator_name = self.opts.icmp.user_comparator().name().to_string();
         p.merge_operator_name = self.opts.merge_operator_name.clone();
@@ -1572,8 +1592,10 @@ impl TableBuilder {
             p.fast_compression_estimated_data_size = fast;
         }
         let mut index_type = Vec::new();
-        // kTwoLevelIndexSearch (2), kHashSearch (1) or kBinarySearch (0).
+        // kBinarySearchWithFirstKey (3), kTwoLevelIndexSearch (2), kHashSearch (1) or
+        // kBinarySearch (0).
         let t = match (self.opts.partitioned_index, hash_written) {
+            _ if first_key_written => 3,
             (true, _) => 2,
             (false, true) => 1,
             (false, false) => 0,

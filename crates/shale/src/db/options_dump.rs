@@ -39,7 +39,16 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     );
     line!("pin_l0_filter_and_index_blocks_in_cache", &u8::from(t.pin_l0_filter_and_index_blocks_in_cache));
     line!("pin_top_level_index_and_filter", &u8::from(t.pin_top_level_index_and_filter));
-    line!("index_type", &if t.partitioned_index { 2 } else { u8::from(t.hash_index) });
+    line!(
+        "index_type",
+        &if t.first_key_index {
+            3
+        } else if t.partitioned_index {
+            2
+        } else {
+            u8::from(t.hash_index)
+        }
+    );
     line!("data_block_index_type", &(t.data_block_index_type as i32));
     line!("index_shortening", &(t.index_shortening as i32));
     line!("data_block_hash_table_util_ratio", &format_args!("{:.6}", t.data_block_hash_ratio));

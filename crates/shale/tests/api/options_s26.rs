@@ -122,7 +122,7 @@ fn set_db_options_without_a_change_writes_no_options_file() {
 }
 
 /// An enum value RocksDB 11.8.1 has no mapping for is InvalidArgument naming the option (its
-/// enum parser's refusal); one RocksDB has and Shale does not build stays NotSupported.
+/// enum parser's refusal); the index with first keys, which RocksDB has, is built.
 #[test]
 fn enum_values_no_rocksdb_has_are_invalid_in_an_options_file() {
     for (name, bad) in [
@@ -136,8 +136,177 @@ fn enum_values_no_rocksdb_has_are_invalid_in_an_options_file() {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{name}: {e}");
         assert!(e.to_string().contains(name), "{e}");
     }
-    let Err(e) = load(&file_78(&[("compaction_style", "kCompactionStyleNone")]), false) else {
-        panic!("kCompactionStyleNone loaded")
+    // RocksDB 11.8.1's index with first keys loads and is written back.
+    let o = load(&file_78(&[("index_type", "kBinarySearchWithFirstKey")]), false).unwrap();
+    assert_eq!(line_of(&written_by(&o), "index_type"), "index_type=kBinarySearchWithFirstKey");
+}
+
+/// The OPTIONS file a database opened with `o` writes.
+fn written_by(o: &Options) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = o.clone();
+    o.create_if_missing(true);
+    o.set_allow_concurrent_memtable_write(false);
+    let db = DB::open(&o, dir.path()).unwrap();
+    db.put("k", "v").unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(db);
+    util::latest_options_text(dir.path())
+}
+
+fn line_of<'a>(text: &'a str, name: &str) -> &'a str {
+    let prefix = format!("{name}=");
+    text.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// A `memtable_factory` (or its alias `memtable`) RocksDB 11.8.1's object registry cannot
+/// build is NotSupported in MemTableRepFactory::CreateFromString, which
+/// `ignore_unsupported_options` (true in GetOptionsFromString and LoadLatestOptions) turns
+/// into OK with the factory left as it was; `<name>:<integer>` is the registry's pattern.
+#[test]
+fn a_memtable_factory_rocksdb_cannot_build_leaves_the_factory_as_it_was() {
+    let mut base = Options::default();
+    let vector = base.get_options_from_string("memtable=vector").unwrap();
+    assert_eq!(
+        line_of(&written_by(&vector), "memtable_factory"),
+        "memtable_factory={id=VectorRepFactory;count=0;}"
+    );
+    for v in [
+        "memtable_factory=NoSuchRepFactory",
+        "memtable=cuckoo",
+        "memtable_factory=skip_list:abc",
+        "memtable_factory={id=cuckoo:1024;}",
+        "memtable_factory={}",
+        "memtable_factory=",
+    ] {
+        let mut from = vector.clone();
+        let o = from.get_options_from_string(v).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(
+            line_of(&written_by(&o), "memtable_factory"),
+            "memtable_factory={id=VectorRepFactory;count=0;}",
+            "{v}"
+        );
+    }
+    // The registry's `:<integer>` forms are built.
+    let o = base.get_options_from_string("memtable=vector:1024").unwrap();
+    assert_eq!(
+        line_of(&written_by(&o), "memtable_factory"),
+        "memtable_factory={id=VectorRepFactory;count=1024;}"
+    );
+    let o = vector.clone().get_options_from_string("memtable_factory=skip_list:16").unwrap();
+    assert_eq!(line_of(&written_by(&o), "memtable_factory"), "memtable_factory=SkipListFactory");
+    // A known factory's unknown field is still refused.
+    assert!(base.get_options_from_string("memtable_factory={id=VectorRepFactory;nope=1;}").is_err());
+
+    // An OPTIONS file naming another factory loads with RocksDB's default, the skip list.
+    let o = load(&file_78(&[("memtable_factory", "NoSuchRepFactory")]), false).unwrap();
+    assert_eq!(line_of(&written_by(&o), "memtable_factory"), "memtable_factory=SkipListFactory");
+}
+
+/// A `filter_policy` RocksDB 11.8.1's registry cannot build (no `:<bits>`, another policy's
+/// id, a struct without an id) leaves the policy as it was (FilterPolicy::CreateFromString
+/// with `ignore_unsupported_options`): no filter in an OPTIONS file of the default options.
+/// A policy the registry builds and Shale does not stays NotSupported.
+#[test]
+fn a_filter_policy_rocksdb_cannot_build_leaves_the_policy_as_it_was() {
+    for v in
+        ["my.CustomFilter", "bloomfilter", "bloomfilter:ten", "ribbonfilter:10:x", "{bloom_before_level=1;}"]
+    {
+        let o = load(&file_78(&[("filter_policy", v)]), false).unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(line_of(&written_by(&o), "filter_policy"), "filter_policy=nullptr", "{v}");
+    }
+    let o = load(&file_78(&[("filter_policy", "bloomfilter:10:false")]), false).unwrap();
+    assert_eq!(line_of(&written_by(&o), "filter_policy"), "filter_policy=bloomfilter:10:false");
+    let o = load(&file_78(&[("filter_policy", "{id=ribbonfilter:10:-1;bloom_before_level=-1;}")]), false)
+        .unwrap();
+    assert!(line_of(&written_by(&o), "filter_policy").contains("ribbonfilter:10"));
+    let Err(e) = load(&file_78(&[("filter_policy", "rocksdb.internal.FastLocalBloomFilter:10")]), false)
+    else {
+        panic!("FastLocalBloomFilter loaded")
     };
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+}
+
+fn l0_files(db: &DB) -> u64 {
+    db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap()
+}
+
+/// Writes `n` level-0 tables of two keys each (`k<i>` and `shared`).
+fn flush_tables(db: &DB, n: usize) {
+    for i in 0..n {
+        db.put(format!("k{i}"), format!("v{i}")).unwrap();
+        db.put("shared", format!("s{i}")).unwrap();
+        db.flush().unwrap();
+    }
+}
+
+/// `compaction_style=kCompactionStyleNone` (no value of rust-rocksdb's DBCompactionStyle,
+/// reached through options strings and OPTIONS files): RocksDB 11.8.1's
+/// NullCompactionPicker, whose NeedsCompaction is false and whose PickCompaction and
+/// CompactRange pick nothing. Level-0 tables pile up past the trigger, `compact_range`
+/// answers OK and leaves them, the OPTIONS file writes the style back and loads it again.
+#[test]
+fn compaction_style_none_never_compacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = Options::default()
+        .get_options_from_string("compaction_style=kCompactionStyleNone;level0_file_num_compaction_trigger=2")
+        .unwrap();
+    o.create_if_missing(true);
+    {
+        let db = DB::open(&o, dir.path()).unwrap();
+        flush_tables(&db, 4);
+        db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+        assert_eq!(l0_files(&db), 4);
+        assert_eq!(db.property_int_value("rocksdb.compaction-pending").unwrap(), Some(0));
+        db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+        assert_eq!(l0_files(&db), 4, "compact_range picks nothing");
+        assert_eq!(db.get("shared").unwrap().as_deref(), Some(&b"s3"[..]));
+        assert_eq!(db.get("k0").unwrap().as_deref(), Some(&b"v0"[..]));
+    }
+    let text = util::latest_options_text(dir.path());
+    assert!(text.contains("  compaction_style=kCompactionStyleNone\n"), "{text}");
+    // Loaded back from the OPTIONS file, the style still compacts nothing.
+    let (mut loaded, _) =
+        Options::load_latest(dir.path(), Env::new().unwrap(), false, Cache::new_lru_cache(1 << 20)).unwrap();
+    loaded.create_if_missing(false);
+    let db = DB::open(&loaded, dir.path()).unwrap();
+    flush_tables(&db, 1);
+    db.compact_range(Some(b"a"), Some(b"z"));
+    db.wait_for_compact(&shale::WaitForCompactOptions::default()).unwrap();
+    assert_eq!(l0_files(&db), 5);
+    drop(db);
+    assert!(util::latest_options_text(dir.path()).contains("  compaction_style=kCompactionStyleNone\n"));
+
+    // Another style set afterwards replaces it: leveled compaction runs again.
+    let mut level = loaded.get_options_from_string("compaction_style=kCompactionStyleLevel").unwrap();
+    level.create_if_missing(false);
+    let db = DB::open(&level, dir.path()).unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert_eq!(l0_files(&db), 0);
+    assert_eq!(db.get("shared").unwrap().as_deref(), Some(&b"s0"[..]));
+    drop(db);
+    assert!(util::latest_options_text(dir.path()).contains("  compaction_style=kCompactionStyleLevel\n"));
+
+    // A RocksDB 7.8.3 OPTIONS file naming it loads. RocksDB's SanitizeCfOptions keeps one
+    // level (only kCompactionStyleLevel needs two).
+    let o =
+        load(&file_78(&[("compaction_style", "kCompactionStyleNone"), ("num_levels", "1")]), false).unwrap();
+    let text = written_by(&o);
+    assert!(text.contains("  compaction_style=kCompactionStyleNone\n"), "{text}");
+    assert_eq!(line_of(&text, "num_levels"), "num_levels=1");
+    // From an options string (periodic compaction at its default), a compaction filter
+    // leaves periodic compaction off, where leveled turns it to 30 days.
+    let mut none =
+        Options::default().get_options_from_string("compaction_style=kCompactionStyleNone").unwrap();
+    none.set_compaction_filter("keep", |_, _, _| shale::CompactionDecision::Keep);
+    assert_eq!(line_of(&written_by(&none), "periodic_compaction_seconds"), "periodic_compaction_seconds=0");
+    let level = none.get_options_from_string("compaction_style=kCompactionStyleLevel").unwrap();
+    assert_eq!(
+        line_of(&written_by(&level), "periodic_compaction_seconds"),
+        "periodic_compaction_seconds=2592000"
+    );
 }

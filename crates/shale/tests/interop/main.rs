@@ -28,6 +28,7 @@ mod event_log_flush_data_size;
 mod event_log_rocksdb_11;
 mod fifo_temperature;
 mod flush_drops_hidden_versions;
+mod index_first_key;
 mod ingest;
 mod ingest_behind;
 mod ingest_blob;
