@@ -39,9 +39,6 @@
 //! each is a TLB miss as well (see `Arena::region_block`). The kernel faults a region in a
 //! huge page at a time at its first touch, about one of db_bench's writes in 14,000 (2 MiB
 //! of 150-byte entries), where the 64 KiB window made one in 430 wait for a system call.
-//! That fault zeroes 2 MiB, and where the kernel has no free huge page it compacts memory
-//! first, in the faulting thread: from an arena's second region on, the next region is
-//! mapped ahead and faulted in by a thread of its own (see `prefault`), not by a write.
 //! With a thousand families, each memtable a few hundred KiB, that is the difference
 //! between the entries' size and a MiB per family: the seed experiment held 1,066 MiB
 //! where RocksDB held 389, when blocks were slots of a process-wide pool of 2 MiB chunks
@@ -114,11 +111,6 @@ pub struct Arena {
     /// Whether a large arena's blocks come from transparent huge page regions (tests turn
     /// it off to look at the page-by-page policy alone).
     thp: bool,
-    /// How many huge page regions the arena has taken.
-    regions: usize,
-    /// The next region, mapped ahead and being faulted in by the prefault thread (see
-    /// [`Arena::region_block`]); taken by the next region the arena needs.
-    next_region: Option<Arc<prefault::Region>>,
 }
 
 // SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator or
@@ -144,8 +136,6 @@ impl Arena {
             region_next: 0,
             region_left: 0,
             thp: lazy_block::thp_enabled(),
-            regions: 0,
-            next_region: None,
         }
     }
 
@@ -203,9 +193,6 @@ impl Arena {
     /// The owner will take no more writes (RocksDB's `AllocTracker::DoneAllocating`): the
     /// blocks stop counting as active memory of the tracker.
     pub fn done_allocating(&mut self) {
-        // No more blocks: the region mapped ahead goes back (once the prefault thread is
-        // done with it).
-        self.next_region = None;
         if !self.done {
             self.done = true;
             if let Some(t) = &self.tracker {
@@ -368,25 +355,8 @@ impl Arena {
         } else {
             return None;
         };
-        let p = match self.next_region.take() {
-            Some(r) if r.size == region => {
-                let p = r.ptr;
-                self.blocks.push(Block::Region(r));
-                p
-            }
-            _ => {
-                let p = lazy_block::map_thp(region)?;
-                self.blocks.push(Block::Mapped(p, region));
-                p
-            }
-        };
-        self.regions += 1;
-        // From its second region on (a memtable of 4 MiB and more, still growing), the next
-        // region is mapped now and faulted in by the prefault thread, so that the write
-        // that reaches it finds its huge page there.
-        if self.regions >= 2 && !self.done {
-            self.next_region = prefault::ahead(region);
-        }
+        let p = lazy_block::map_thp(region)?;
+        self.blocks.push(Block::Mapped(p, region));
         self.region_next = p.as_ptr() as usize + size;
         self.region_left = region / size - 1;
         Some(p)
@@ -419,8 +389,6 @@ impl Drop for Arena {
                 Block::Mapped(p, size) => unsafe { lazy_block::unmap(p, size) },
                 // SAFETY: as above, from `lazy_block::map_huge(size)`.
                 Block::Huge(p, size) => unsafe { lazy_block::unmap(p, size) },
-                // Unmapped when its last holder (this arena or the prefault thread) lets go.
-                Block::Region(r) => drop(r),
             }
         }
     }
@@ -434,86 +402,6 @@ enum Block {
     Mapped(NonNull<u8>, usize),
     /// From [`lazy_block::map_huge`] with this size (`memtable_huge_page_size`).
     Huge(NonNull<u8>, usize),
-    /// A huge page region mapped ahead and faulted in by the prefault thread.
-    Region(Arc<prefault::Region>),
-}
-
-/// The prefault thread: faults in, off the write path, the next huge page region of a
-/// growing memtable's arena.
-///
-/// The first touch of a region advised `MADV_HUGEPAGE` faults in a whole huge page. The
-/// kernel zeroes 2 MiB for it (0.2 to 0.3 ms here), and when it has no free huge page it
-/// first compacts memory to make one (the THP `defrag` policy `madvise`, the default, does
-/// that in the faulting thread for advised regions): a write timed in `shale bench`
-/// (fillrandom, 1,000,000 keys, 64 MiB memtables) met one such fault every 15,120 writes,
-/// 4 to 18 ms each (3 to 8 ms of it system time) in the first memtable and 0.2 to 0.3 ms
-/// after. RocksDB's arena blocks come from `new char[]` on 4 KiB pages: no such fault. The
-/// thread takes the regions mapped ahead (`Arena::region_block`), one at a time, and faults
-/// each in whole (`MADV_POPULATE_WRITE`, Linux 5.14 and later; where the kernel refuses,
-/// the writes fault the region in as before). It holds a reference to the region
-/// meanwhile, so a region whose arena dropped first is unmapped by the thread, after.
-mod prefault {
-    use std::ptr::NonNull;
-    use std::sync::mpsc::{channel, Sender};
-    use std::sync::{Arc, OnceLock};
-
-    /// A huge page region mapped by [`super::lazy_block::map_thp`], unmapped on drop.
-    pub(super) struct Region {
-        pub(super) ptr: NonNull<u8>,
-        pub(super) size: usize,
-    }
-
-    // SAFETY: the region is a mapping owned by this value alone; the prefault thread only
-    // asks the kernel to fault it in (no access through the pointer), and the arena that
-    // takes it hands out its memory under its own rules, as for its other blocks.
-    unsafe impl Send for Region {}
-    // SAFETY: as above: shared only to keep the mapping alive; no access through `&Region`.
-    unsafe impl Sync for Region {}
-
-    impl Drop for Region {
-        fn drop(&mut self) {
-            // SAFETY: the mapping came from `map_thp(self.size)`, is unmapped once, here,
-            // when the last reference (the arena's or the prefault thread's) goes.
-            unsafe { super::lazy_block::unmap(self.ptr, self.size) }
-        }
-    }
-
-    /// A region of `size` bytes mapped now and handed to the prefault thread; None when the
-    /// mapping fails (the arena maps its next region when it needs it, as before).
-    pub(super) fn ahead(size: usize) -> Option<Arc<Region>> {
-        let region = Arc::new(Region { ptr: super::lazy_block::map_thp(size)?, size });
-        if let Some(tx) = sender() {
-            // A thread that is gone (it cannot be: it never returns) leaves the region to be
-            // faulted in by the writes.
-            let _ = tx.send(Arc::clone(&region));
-        }
-        Some(region)
-    }
-
-    /// The prefault thread's queue, the thread started at the first request; None when it
-    /// could not be started.
-    fn sender() -> Option<&'static Sender<Arc<Region>>> {
-        static TX: OnceLock<Option<Sender<Arc<Region>>>> = OnceLock::new();
-        TX.get_or_init(|| {
-            let (tx, rx) = channel::<Arc<Region>>();
-            std::thread::Builder::new()
-                .name("shale-prefault".into())
-                .spawn(move || {
-                    for region in rx {
-                        // An arena that already took the region back (dropped, or done
-                        // allocating) leaves this reference the last: nothing to fault in.
-                        if Arc::strong_count(&region) > 1 {
-                            // SAFETY: the region is a live mapping from `map_thp`, kept
-                            // alive by `region` for the call.
-                            unsafe { super::lazy_block::populate(region.ptr.as_ptr() as usize, region.size) };
-                        }
-                    }
-                })
-                .ok()
-                .map(|_| tx)
-        })
-        .as_ref()
-    }
 }
 
 /// Blocks that are mappings of their own, zero and faulted in only where written (see the
@@ -1184,82 +1072,6 @@ mod tests {
         assert!(
             matches!(c.blocks[2], Block::Mapped(p, s) if s == 4 << 20 && (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
         );
-    }
-
-    /// From its second huge page region on, an arena maps its next region ahead and the
-    /// prefault thread faults it in; the arena's next region is that one. Dropped or done
-    /// allocating, the arena gives the region back.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn next_region_is_mapped_ahead_and_faulted_in_off_the_writer() {
-        if !lazy_block::thp_enabled() {
-            return; // no regions at all (see `large_blocks_share_huge_page_regions`)
-        }
-        let quarter = (1 << 20) / 4;
-        let mut a = Arena::new(1 << 20);
-        // Blocks 1 and 2 alone, then blocks 3 and 4 in the first region: none ahead yet.
-        while a.regions < 1 || a.region_left > 0 {
-            a.allocate_aligned(quarter, 16);
-        }
-        assert!(a.next_region.is_none(), "a memtable with one region maps none ahead");
-        // The second region (blocks 5 and 6): the third is mapped ahead.
-        while a.regions < 2 {
-            a.allocate_aligned(quarter, 16);
-        }
-        let ahead = a.next_region.clone().expect("the next region is mapped ahead");
-        let (p, size) = (ahead.ptr.as_ptr() as usize, ahead.size);
-        assert_eq!((size, p % HUGE_REGION), (HUGE_REGION, 0));
-        // The prefault thread faults it in whole (where the kernel has MADV_POPULATE_WRITE).
-        let resident = || {
-            let mut vec = vec![0u8; size / 4096];
-            // SAFETY: `[p, p + size)` is a live mapping (held by `ahead`); a byte per page.
-            assert_eq!(unsafe { libc::mincore(p as *mut libc::c_void, size, vec.as_mut_ptr()) }, 0);
-            vec.iter().filter(|&&b| b & 1 != 0).count()
-        };
-        let populate_works = {
-            // The kernel's answer for a page of a mapping of our own.
-            let probe = lazy_block::map(4096).expect("a page");
-            // SAFETY: `probe` is a live one-page mapping from `map`, unmapped just after.
-            let ok = unsafe { lazy_block::populate(probe.as_ptr() as usize, 4096) };
-            // SAFETY: mapped just above with this size, unmapped once.
-            unsafe { lazy_block::unmap(probe, 4096) };
-            ok
-        };
-        if populate_works {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-            while resident() < size / 4096 && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            assert_eq!(resident(), size / 4096, "the region mapped ahead is faulted in whole");
-        }
-        // The next block is carved from it, zero and writable.
-        let before = a.blocks.len();
-        let q = loop {
-            let q = a.allocate_aligned(quarter, 16);
-            if a.blocks.len() > before {
-                break q;
-            }
-        };
-        assert_eq!(q.as_ptr() as usize, p, "the next region is the one mapped ahead");
-        assert!(matches!(a.blocks.last(), Some(Block::Region(r)) if Arc::ptr_eq(r, &ahead)));
-        // SAFETY: `quarter` fresh bytes of the arena.
-        let fresh = unsafe { std::slice::from_raw_parts_mut(q.as_ptr(), quarter) };
-        assert!(fresh.iter().all(|&x| x == 0));
-        fresh.fill(7);
-        assert_eq!(a.allocated, 7 << 20, "blocks counted, not the region mapped ahead");
-        // A fourth region is mapped ahead in turn; done allocating gives it back.
-        let next = a.next_region.clone().expect("mapped ahead again");
-        assert_ne!(next.ptr, ahead.ptr);
-        a.done_allocating();
-        assert!(a.next_region.is_none());
-        drop(a);
-        // Only the test's references are left (the thread's went once it was done).
-        drop(ahead);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while Arc::strong_count(&next) > 1 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert_eq!(Arc::strong_count(&next), 1, "the prefault thread let go of the region");
     }
 
     #[test]
