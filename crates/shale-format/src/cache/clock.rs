@@ -191,28 +191,28 @@ impl Stripe {
     /// exclusive (or waited for it so) through [`TRY_LOCK_SPINS`] tries.
     #[inline]
     fn read_nowait(&self) -> Tried<std::sync::RwLockReadGuard<'_, Inner>> {
-        for _ in 0..TRY_LOCK_SPINS {
-            match self.0.try_read() {
-                Ok(g) => return Tried::Got(g),
-                Err(TryLockError::Poisoned(_)) => return Tried::Poisoned,
-                Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
-            }
-        }
-        Tried::Busy
+        spin_for(|| self.0.try_read())
     }
 
     /// The stripe's lock exclusive without sleeping, as [`Stripe::read_nowait`].
     #[inline]
     fn write_nowait(&self) -> Tried<std::sync::RwLockWriteGuard<'_, Inner>> {
-        for _ in 0..TRY_LOCK_SPINS {
-            match self.0.try_write() {
-                Ok(g) => return Tried::Got(g),
-                Err(TryLockError::Poisoned(_)) => return Tried::Poisoned,
-                Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
-            }
-        }
-        Tried::Busy
+        spin_for(|| self.0.try_write())
     }
+}
+
+/// Up to [`TRY_LOCK_SPINS`] tries of `attempt` (a `try_read` or `try_write`), a spin-loop
+/// hint between them.
+#[inline]
+fn spin_for<G>(mut attempt: impl FnMut() -> Result<G, TryLockError<G>>) -> Tried<G> {
+    for _ in 0..TRY_LOCK_SPINS {
+        match attempt() {
+            Ok(g) => return Tried::Got(g),
+            Err(TryLockError::Poisoned(_)) => return Tried::Poisoned,
+            Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
+        }
+    }
+    Tried::Busy
 }
 
 /// What a bounded try of a stripe's lock got.
