@@ -33,6 +33,7 @@ mod ingest_behind;
 mod ingest_blob;
 mod interop_blob;
 mod interop_bloom;
+mod interop_filter_ids;
 mod interop_bzip2;
 mod interop_compaction_styles;
 mod interop_compression_dict;
