@@ -237,6 +237,9 @@ mod internal_filter_ids {
             let text = options_file_text(tmp.path());
             let bits = if kind == FilterKind::Ribbon { "9.5" } else { "10" };
             assert!(text.contains(&format!("filter_policy={name}:{bits}\n")), "{text}");
+            // The LOG's dump of the table factory prints the policy's name.
+            let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
+            assert!(log.contains(&format!("  filter_policy: {name}\n")), "{log}");
             // ...which loads back to the same policy.
             let db = DB::open(&options(&format!("filter_policy={name}:{bits}")), tmp.path()).unwrap();
             fill(&db, "m");
@@ -268,6 +271,8 @@ mod internal_filter_ids {
         drop(db);
         let text = options_file_text(tmp.path());
         assert!(text.contains("filter_policy=rocksdb.BuiltinBloomFilter\n"), "{text}");
+        let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
+        assert!(log.contains("  filter_policy: rocksdb.BuiltinBloomFilter\n"), "{log}");
         // The `{id=...}` form builds the same policy.
         let o = options("filter_policy={id=rocksdb.BuiltinBloomFilter}");
         let db = DB::open(&o, tmp.path()).unwrap();
