@@ -3415,7 +3415,9 @@ fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<b
                     t.set_bloom_filter(number(name, bits)?, false)
                 }
                 [id, bits] if internal_with_bits(id).is_some() => set_internal_filter(t, name, id, bits)?,
-                [id] if InternalFilterPolicy::from_name(id) == Some(InternalFilterPolicy::ReadOnlyBuiltin) => {
+                [id] if InternalFilterPolicy::from_name(id)
+                    == Some(InternalFilterPolicy::ReadOnlyBuiltin) =>
+                {
                     return set_filter_policy(t, name, id);
                 }
                 _ => return Ok(false),

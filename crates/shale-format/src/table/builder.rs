@@ -703,7 +703,8 @@ impl TableBuilder {
                 FilterBuilder::new_legacy(b)
             })
         });
-        let filter = filter.map(|f| f.with_construct_corruption_detection(opts.detect_filter_construct_corruption));
+        let filter =
+            filter.map(|f| f.with_construct_corruption_detection(opts.detect_filter_construct_corruption));
         let (filter, p_filter) = match filter {
             Some(f) if opts.partitioned_index && opts.partition_filters => {
                 let p = PartitionedFilterBuilder::new(

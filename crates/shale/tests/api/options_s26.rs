@@ -169,7 +169,10 @@ mod internal_filter_ids {
                     shale::key::bytewise_internal_comparator(),
                     f.display().to_string(),
                 );
-                let p = shale::table::reader::Table::open(file, bytes.len() as u64, opts).unwrap().properties().clone();
+                let p = shale::table::reader::Table::open(file, bytes.len() as u64, opts)
+                    .unwrap()
+                    .properties()
+                    .clone();
                 let kind = (p.filter_size > 0).then(|| {
                     let at = p.data_size as usize;
                     FilterReader::new(bytes[at..at + p.filter_size as usize].to_vec()).unwrap().kind()
@@ -211,7 +214,11 @@ mod internal_filter_ids {
         let cases = [
             // The legacy Bloom even at format_version 7, the cache-local Bloom even at 4,
             // Ribbon even for a flush (where `ribbonfilter:10` builds Bloom).
-            ("filter_policy=rocksdb.internal.LegacyBloomFilter:10", "rocksdb.internal.LegacyBloomFilter", FilterKind::LegacyBloom),
+            (
+                "filter_policy=rocksdb.internal.LegacyBloomFilter:10",
+                "rocksdb.internal.LegacyBloomFilter",
+                FilterKind::LegacyBloom,
+            ),
             (
                 "filter_policy=rocksdb.internal.FastLocalBloomFilter:10;format_version=4",
                 "rocksdb.internal.FastLocalBloomFilter",
@@ -264,7 +271,10 @@ mod internal_filter_ids {
         check_gets(&db, "m");
         let t = tables(&db, tmp.path());
         assert_eq!(t.len(), 2);
-        assert_eq!((t[0].0.filter_policy_name.as_str(), t[0].1), ("bloomfilter", Some(FilterKind::FastLocalBloom)));
+        assert_eq!(
+            (t[0].0.filter_policy_name.as_str(), t[0].1),
+            ("bloomfilter", Some(FilterKind::FastLocalBloom))
+        );
         // RocksDB names the policy set, though it built no filter.
         assert_eq!((t[1].0.filter_policy_name.as_str(), t[1].1), ("rocksdb.BuiltinBloomFilter", None));
         assert_eq!(t[1].0.filter_size, 0);

@@ -216,12 +216,12 @@ fn open_refuses_ages_on_a_plain_table_family() {
     let mut o = base();
     o.set_plain_table_factory(&plain());
     o.set_ttl(3600);
-    let e = DB::open(&o, dir.path()).err().expect("ttl on a plain table opened");
+    let e = DB::open(&o, dir.path()).expect_err("ttl on a plain table opened");
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     assert!(e.to_string().contains("TTL is only supported in Block-Based Table format."), "{e}");
     o.set_ttl(0);
     o.set_periodic_compaction_seconds(3600);
-    let e = DB::open(&o, dir.path()).err().expect("periodic compaction on a plain table opened");
+    let e = DB::open(&o, dir.path()).expect_err("periodic compaction on a plain table opened");
     assert!(
         e.to_string().contains("Periodic Compaction is only supported in Block-Based Table format."),
         "{e}"
@@ -232,7 +232,7 @@ fn open_refuses_ages_on_a_plain_table_family() {
     let mut cf = base();
     cf.set_plain_table_factory(&plain());
     cf.set_ttl(60);
-    let e = db.create_cf("p", &cf).err().expect("create_cf with ttl on a plain table");
+    let e = db.create_cf("p", &cf).expect_err("create_cf with ttl on a plain table");
     assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     cf.set_ttl(0);
     db.create_cf("p", &cf).unwrap();
