@@ -107,6 +107,10 @@ pub struct BlockBasedOptions {
     /// With a filter: Some(bloom_before_level) for RocksDB's Ribbon policy
     /// (`set_ribbon_filter`, `set_hybrid_ribbon_filter`), None for its Bloom policy.
     pub(crate) ribbon_bloom_before_level: Option<i32>,
+    /// A filter policy set by one of RocksDB's internal ids (`filter_policy=` in an options
+    /// string or OPTIONS file): it picks the filter with `bloom_bits_per_key` (None for
+    /// the read-only policy, which builds none).
+    pub(crate) filter_internal: Option<crate::table::filter::InternalFilterPolicy>,
     /// The filter policy's `optimize_filters_for_memory` balance: one per `set_bloom_filter`
     /// call, shared by clones (`table/filter/rounding.rs`).
     pub(crate) filter_rounding: crate::table::filter::FilterRounding,
@@ -195,6 +199,7 @@ impl Default for BlockBasedOptions {
             index_shortening: crate::table::builder::IndexShorteningMode::ShortenSeparators,
             bloom_bits_per_key: None,
             ribbon_bloom_before_level: None,
+            filter_internal: None,
             filter_rounding: crate::table::filter::FilterRounding::new(),
             optimize_filters_for_memory: true,
             whole_key_filtering: true,
@@ -285,6 +290,7 @@ impl BlockBasedOptions {
         let _ = block_based;
         self.bloom_bits_per_key = Some(bits_per_key);
         self.ribbon_bloom_before_level = None;
+        self.filter_internal = None;
         self.filter_rounding = crate::table::filter::FilterRounding::new();
     }
 

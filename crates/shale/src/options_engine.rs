@@ -307,6 +307,7 @@ impl Options {
         b.filter_bits_per_key = t.bloom_bits_per_key;
         b.filter_rounding = t.optimize_filters_for_memory.then(|| t.filter_rounding.clone());
         b.filter_ribbon_before_level = t.ribbon_bloom_before_level;
+        b.filter_internal = t.filter_internal;
         b.whole_key_filtering = t.whole_key_filtering;
         b.partitioned_index = t.partitioned_index;
         b.hash_index = t.hash_index;

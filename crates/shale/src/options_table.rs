@@ -17,6 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::options::{BlockBasedOptions, DBCompressionType, Options};
+use crate::table::filter::InternalFilterPolicy;
 
 /// The OPTIONS file section an option lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -3055,14 +3056,18 @@ pub(crate) static ROWS: &[OptionRow] = &[
     tbl(
         "filter_policy",
         Str,
-        Some(|t| match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
-            (None, _) => "nullptr".to_string(),
+        Some(|t| match (t.filter_internal, t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
+            // RocksDB's ids of its internal policies: the name, then the bits (none for the
+            // read-only policy).
+            (Some(p), Some(b), _) => format!("{}{}", p.name(), crate::table::filter::bits_per_key_suffix(b)),
+            (Some(p), None, _) => p.name().to_string(),
+            (None, None, _) => "nullptr".to_string(),
             // RocksDB 11.8.1's text: the policy's id, then its one mutable option.
-            (Some(b), Some(before)) => format!(
+            (None, Some(b), Some(before)) => format!(
                 "{{id=ribbonfilter{}:{before};bloom_before_level={before};}}",
                 crate::table::filter::bits_per_key_suffix(b)
             ),
-            (Some(b), None) => format!("bloomfilter:{b}:false"),
+            (None, Some(b), None) => format!("bloomfilter:{b}:false"),
         }),
         set_filter_policy,
     ),
@@ -3448,7 +3453,16 @@ fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<b
         }
     }
     match v {
-        "nullptr" | "" => t.bloom_bits_per_key = None,
+        "nullptr" | "" => {
+            t.bloom_bits_per_key = None;
+            t.filter_internal = None;
+        }
+        // RocksDB's `ReadOnlyBuiltinFilterPolicy`: no filter for new tables.
+        _ if InternalFilterPolicy::from_name(v) == Some(InternalFilterPolicy::ReadOnlyBuiltin) => {
+            t.bloom_bits_per_key = None;
+            t.ribbon_bloom_before_level = None;
+            t.filter_internal = Some(InternalFilterPolicy::ReadOnlyBuiltin);
+        }
         // RocksDB 11's Ribbon policy: "{id=ribbonfilter:<bits>:<level>;bloom_before_level=<level>;}"
         // (the explicit option wins over the id's).
         _ if v.starts_with('{') => {
@@ -3468,27 +3482,51 @@ fn set_filter_policy(t: &mut BlockBasedOptions, name: &str, v: &str) -> Result<b
                 ["bloomfilter" | "rocksdb.BloomFilter", bits, ..] => {
                     t.set_bloom_filter(number(name, bits)?, false)
                 }
+                [id, bits] if internal_with_bits(id).is_some() => set_internal_filter(t, name, id, bits)?,
+                [id] if InternalFilterPolicy::from_name(id)
+                    == Some(InternalFilterPolicy::ReadOnlyBuiltin) =>
+                {
+                    return set_filter_policy(t, name, id);
+                }
                 _ => return Ok(false),
             }
         }
         _ => {
             // "bloomfilter:<bits>:<use_block_based>", RocksDB's text of its Bloom policy;
-            // "ribbonfilter:<bits>:<bloom_before_level>" for Ribbon.
+            // "ribbonfilter:<bits>:<bloom_before_level>" for Ribbon; the registry takes each
+            // policy's class name (`rocksdb.BloomFilter`, `rocksdb.RibbonFilter`) as well.
             let parts: Vec<&str> = v.split(':').collect();
             match parts.as_slice() {
-                ["bloomfilter", bits, block_based] => {
+                ["bloomfilter" | "rocksdb.BloomFilter", bits, block_based] => {
                     t.set_bloom_filter(number(name, bits)?, boolean(name, block_based)?)
                 }
-                ["bloomfilter", bits] => t.set_bloom_filter(number(name, bits)?, false),
-                ["ribbonfilter", bits, before] => {
+                ["bloomfilter" | "rocksdb.BloomFilter", bits] => {
+                    t.set_bloom_filter(number(name, bits)?, false)
+                }
+                ["ribbonfilter" | "rocksdb.RibbonFilter", bits, before] => {
                     t.set_hybrid_ribbon_filter(number(name, bits)?, number(name, before)?)
                 }
-                ["ribbonfilter", bits] => t.set_ribbon_filter(number(name, bits)?),
+                ["ribbonfilter" | "rocksdb.RibbonFilter", bits] => t.set_ribbon_filter(number(name, bits)?),
+                [id, bits] if internal_with_bits(id).is_some() => set_internal_filter(t, name, id, bits)?,
                 _ => return Ok(false),
             }
         }
     }
     Ok(true)
+}
+
+/// One of RocksDB's internal policies whose id is `<name>:<bits>`.
+fn internal_with_bits(id: &str) -> Option<InternalFilterPolicy> {
+    InternalFilterPolicy::from_name(id).filter(|p| *p != InternalFilterPolicy::ReadOnlyBuiltin)
+}
+
+/// `rocksdb.internal.<...>Filter:<bits>`: the policy with RocksDB's `bits_per_key`
+/// (`NewBuiltinFilterPolicyWithBits`); the rounding balance starts anew as for any policy.
+fn set_internal_filter(t: &mut BlockBasedOptions, name: &str, id: &str, bits: &str) -> Result<()> {
+    let p = internal_with_bits(id).ok_or_else(|| bad_value(name, id))?;
+    t.set_bloom_filter(number(name, bits)?, false);
+    t.filter_internal = Some(p);
+    Ok(())
 }
 
 /// How a value of RocksDB's `ColumnFamilyOptions::Dump` is printed.

@@ -67,6 +67,7 @@ fn builder_options(o: &Options) -> TableBuilderOptions {
     b.filter_bits_per_key = o.table.bloom_bits_per_key;
     b.filter_rounding = o.table.optimize_filters_for_memory.then(|| o.table.filter_rounding.clone());
     b.filter_ribbon_before_level = o.table.ribbon_bloom_before_level;
+    b.filter_internal = o.table.filter_internal;
     b.whole_key_filtering = o.table.whole_key_filtering;
     b.partitioned_index = o.table.partitioned_index;
     b.hash_index = o.table.hash_index;

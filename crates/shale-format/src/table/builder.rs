@@ -124,6 +124,10 @@ pub struct TableBuilderOptions {
     pub filter_rounding: Option<crate::table::filter::FilterRounding>,
     /// RocksDB's Ribbon policy: Some(bloom_before_level); None = its Bloom policy.
     pub filter_ribbon_before_level: Option<i32>,
+    /// One of RocksDB's internal policies built by id (`filter.rs`); it picks the filter
+    /// with `filter_bits_per_key`, whatever the format_version. The read-only one builds
+    /// none and still names itself in "rocksdb.filter.policy".
+    pub filter_internal: Option<crate::table::filter::InternalFilterPolicy>,
     /// The level the Ribbon policy goes by: -1 for a flush, the output level for a
     /// compaction, `i32::MAX - 1` ("last level") when unknown, for FIFO and SstFileWriter.
     pub filter_level: i32,
@@ -385,6 +389,7 @@ impl TableBuilderOptions {
             filter_bits_per_key: None,
             filter_rounding: None,
             filter_ribbon_before_level: None,
+            filter_internal: None,
             filter_level: i32::MAX - 1,
             whole_key_filtering: true,
             format_version: 5,
@@ -691,8 +696,11 @@ impl TableBuilder {
         // other, so `block_align` turns it off.
         let delta = opts.format_version >= 4 && !opts.block_align;
         // RocksDB writes its legacy Bloom filter below format_version 5.
-        let filter = opts.filter_bits_per_key.map(|b| {
-            if let Some(before) = opts.filter_ribbon_before_level {
+        let filter = opts.filter_bits_per_key.and_then(|b| {
+            if let Some(p) = opts.filter_internal {
+                return p.builder(b, opts.filter_rounding.clone());
+            }
+            Some(if let Some(before) = opts.filter_ribbon_before_level {
                 FilterBuilder::for_ribbon_policy(b, before, opts.filter_level, opts.filter_rounding.clone())
             } else if opts.format_version >= 5 {
                 match &opts.filter_rounding {
@@ -701,9 +709,10 @@ impl TableBuilder {
                 }
             } else {
                 FilterBuilder::new_legacy(b)
-            }
-            .with_construct_corruption_detection(opts.detect_filter_construct_corruption)
+            })
         });
+        let filter =
+            filter.map(|f| f.with_construct_corruption_detection(opts.detect_filter_construct_corruption));
         let (filter, p_filter) = match filter {
             Some(f) if opts.partitioned_index && opts.partition_filters => {
                 let p = PartitionedFilterBuilder::new(
@@ -1450,7 +1459,10 @@ impl TableBuilder {
         self.props.user_collected.insert(names::TAIL_START_OFFSET.to_string(), tail_start);
         let mut meta: Vec<(String, BlockHandle)> = Vec::new();
 
-        // Filter.
+        // Filter. RocksDB names any policy set, also one that built no filter.
+        if let Some(p) = self.opts.filter_internal {
+            self.props.filter_policy_name = p.name().to_string();
+        }
         if let Some(mut f) = self.filter.take() {
             self.props.filter_policy_name = f.policy_name().to_string();
             if f.num_added() > 0 {

@@ -53,6 +53,67 @@ pub const RIBBON_POLICY_PROPERTY_NAME: &str = "ribbonfilter";
 /// The metaindex key of a full filter block written with the built-in policy.
 pub const FULL_FILTER_META_KEY: &str = "fullfilter.rocksdb.BuiltinBloomFilter";
 
+/// The filter policies RocksDB 11.8.1's object registry builds by id besides its Bloom and
+/// Ribbon policies (`RegisterBuiltinFilterPolicies`, `table/block_based/filter_policy.cc`):
+/// each internal one builds its one implementation whatever the `format_version`, the
+/// read-only one builds no filter for new tables (and tables' filters are read as ever).
+/// Each is written back (OPTIONS file, LOG dump, "rocksdb.filter.policy") by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InternalFilterPolicy {
+    /// `rocksdb.internal.LegacyBloomFilter:<bits>`: the legacy Bloom of format_version < 5.
+    LegacyBloom,
+    /// `rocksdb.internal.FastLocalBloomFilter:<bits>`: the cache-local Bloom of format 5+.
+    FastLocalBloom,
+    /// `rocksdb.internal.Standard128RibbonFilter:<bits>`: Standard128 Ribbon at every level.
+    Standard128Ribbon,
+    /// `rocksdb.BuiltinBloomFilter` (`ReadOnlyBuiltinFilterPolicy`): writes no filter.
+    ReadOnlyBuiltin,
+}
+
+impl InternalFilterPolicy {
+    /// The policy's `Name()` (its id without the bits).
+    pub fn name(self) -> &'static str {
+        match self {
+            InternalFilterPolicy::LegacyBloom => "rocksdb.internal.LegacyBloomFilter",
+            InternalFilterPolicy::FastLocalBloom => "rocksdb.internal.FastLocalBloomFilter",
+            InternalFilterPolicy::Standard128Ribbon => "rocksdb.internal.Standard128RibbonFilter",
+            InternalFilterPolicy::ReadOnlyBuiltin => BLOOM_POLICY_NAME,
+        }
+    }
+
+    /// The policy named `name`, if it is one of these.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            InternalFilterPolicy::LegacyBloom,
+            InternalFilterPolicy::FastLocalBloom,
+            InternalFilterPolicy::Standard128Ribbon,
+            InternalFilterPolicy::ReadOnlyBuiltin,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+    }
+
+    /// The filter builder the policy gives a new table (RocksDB's `GetBuilderWithContext`):
+    /// None for the read-only policy and for bits meaning "no filter" (below 0.5).
+    /// `rounding`: the `optimize_filters_for_memory` balance (the legacy Bloom ignores it).
+    pub fn builder(self, bits_per_key: f64, rounding: Option<FilterRounding>) -> Option<FilterBuilder> {
+        if millibits_per_key(bits_per_key) == 0 {
+            return None;
+        }
+        let mut b = match self {
+            InternalFilterPolicy::ReadOnlyBuiltin => return None,
+            InternalFilterPolicy::LegacyBloom => FilterBuilder::new_legacy(bits_per_key),
+            InternalFilterPolicy::FastLocalBloom => match rounding {
+                Some(r) => FilterBuilder::new_optimized_for_memory(bits_per_key, r),
+                None => FilterBuilder::new(bits_per_key),
+            },
+            InternalFilterPolicy::Standard128Ribbon => FilterBuilder::new_ribbon(bits_per_key, rounding),
+        };
+        b.named = Some(self.name());
+        Some(b)
+    }
+}
+
 /// Length of the metadata trailer at the end of every built-in filter.
 const METADATA_LEN: usize = 5;
 /// Bytes per FastLocalBloom bucket (an x86 cache line).
@@ -146,6 +207,8 @@ pub struct FilterBuilder {
     prev_alt_hash: Option<u64>,
     /// Made for RocksDB's Ribbon policy (see [`FilterBuilder::policy_name`]).
     ribbon_policy: bool,
+    /// Made for one of RocksDB's internal policies ([`InternalFilterPolicy`]): its name.
+    named: Option<&'static str>,
     /// RocksDB's `detect_filter_construct_corruption` (see [`FilterBuilder::finish_checked`]):
     /// Some(running checksum of the hash entries added) when on.
     detect: Option<u64>,
@@ -161,6 +224,7 @@ impl FilterBuilder {
             imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding: None, ribbon: None },
             prev_alt_hash: None,
             ribbon_policy: false,
+            named: None,
             detect: None,
         }
     }
@@ -178,6 +242,7 @@ impl FilterBuilder {
             },
             prev_alt_hash: None,
             ribbon_policy: false,
+            named: None,
             detect: None,
         }
     }
@@ -200,6 +265,7 @@ impl FilterBuilder {
             imp: BuilderImpl::FastLocal { millibits, hashes: Vec::new(), rounding, ribbon: Some(one_in_fp) },
             prev_alt_hash: None,
             ribbon_policy: false,
+            named: None,
             detect: None,
         }
     }
@@ -228,7 +294,9 @@ impl FilterBuilder {
     /// The table property "rocksdb.filter.policy": the policy's name, "ribbonfilter" for
     /// RocksDB's Ribbon policy (whichever filter it built), else "bloomfilter".
     pub fn policy_name(&self) -> &'static str {
-        if self.ribbon_policy {
+        if let Some(n) = self.named {
+            n
+        } else if self.ribbon_policy {
             RIBBON_POLICY_PROPERTY_NAME
         } else {
             "bloomfilter"
@@ -243,6 +311,7 @@ impl FilterBuilder {
             imp: BuilderImpl::Legacy { bits_per_key, hashes: Vec::new() },
             prev_alt_hash: None,
             ribbon_policy: false,
+            named: None,
             detect: None,
         }
     }

@@ -78,6 +78,7 @@ pub(crate) fn table_factory_options(t: &BlockBasedOptions, cache: Option<&Arc<Bl
     line!(
         "filter_policy",
         &match (t.bloom_bits_per_key, t.ribbon_bloom_before_level) {
+            _ if t.filter_internal.is_some() => t.filter_internal.map_or("nullptr", |p| p.name()),
             (None, _) => "nullptr",
             (Some(_), Some(_)) => "ribbonfilter",
             (Some(_), None) => "bloomfilter",

@@ -209,7 +209,7 @@ fn a_memtable_factory_rocksdb_cannot_build_leaves_the_factory_as_it_was() {
 /// A `filter_policy` RocksDB 11.8.1's registry cannot build (no `:<bits>`, another policy's
 /// id, a struct without an id) leaves the policy as it was (FilterPolicy::CreateFromString
 /// with `ignore_unsupported_options`): no filter in an OPTIONS file of the default options.
-/// A policy the registry builds and Shale does not stays NotSupported.
+/// A policy it builds, by nickname or class name, is built.
 #[test]
 fn a_filter_policy_rocksdb_cannot_build_leaves_the_policy_as_it_was() {
     for v in
@@ -223,11 +223,22 @@ fn a_filter_policy_rocksdb_cannot_build_leaves_the_policy_as_it_was() {
     let o = load(&file_78(&[("filter_policy", "{id=ribbonfilter:10:-1;bloom_before_level=-1;}")]), false)
         .unwrap();
     assert!(line_of(&written_by(&o), "filter_policy").contains("ribbonfilter:10"));
-    let Err(e) = load(&file_78(&[("filter_policy", "rocksdb.internal.FastLocalBloomFilter:10")]), false)
-    else {
-        panic!("FastLocalBloomFilter loaded")
-    };
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    // A policy the registry builds by its class name is built (`internal_filter_ids` has
+    // the internal ones).
+    let o = load(&file_78(&[("filter_policy", "rocksdb.internal.FastLocalBloomFilter:10")]), false).unwrap();
+    assert_eq!(
+        line_of(&written_by(&o), "filter_policy"),
+        "filter_policy=rocksdb.internal.FastLocalBloomFilter:10"
+    );
+    for (v, written) in
+        [("rocksdb.BloomFilter:7", "bloomfilter:7:false"), ("rocksdb.RibbonFilter:9:1", "ribbonfilter:9:1")]
+    {
+        let o = load(&file_78(&[("filter_policy", v)]), false).unwrap();
+        assert!(
+            line_of(&written_by(&o), "filter_policy").starts_with(&format!("filter_policy={written}")),
+            "{v}"
+        );
+    }
 }
 
 fn l0_files(db: &DB) -> u64 {
@@ -309,4 +320,154 @@ fn compaction_style_none_never_compacts() {
         line_of(&written_by(&level), "periodic_compaction_seconds"),
         "periodic_compaction_seconds=2592000"
     );
+}
+
+/// RocksDB 11.8.1's filter policies built by their internal ids (`RegisterBuiltinFilterPolicies`):
+/// each builds its one filter whatever the `format_version`, names itself in the table's
+/// "rocksdb.filter.policy" and the OPTIONS file; `rocksdb.BuiltinBloomFilter` (the read-only
+/// policy) builds none and still reads the filters of existing tables.
+mod internal_filter_ids {
+    use shale::table::filter::{FilterKind, FilterReader};
+    use shale::{Options, DB};
+    use std::path::Path;
+
+    use crate::util;
+
+    /// The properties of every live table, in file-number order, and the kind of its full
+    /// filter (None: no filter block). The filter block is the first block after the data
+    /// blocks (`data_size`), `filter_size` bytes long.
+    fn tables(db: &DB, dir: &Path) -> Vec<(shale::table::properties::TableProperties, Option<FilterKind>)> {
+        let mut files: Vec<_> = db.live_files().unwrap().into_iter().map(|lf| lf.name).collect();
+        files.sort();
+        files
+            .into_iter()
+            .map(|name| {
+                let f = dir.join(name.trim_start_matches('/'));
+                let bytes = std::fs::read(&f).unwrap();
+                let file = shale::fs::default_fs().new_random_access_file(&f).unwrap();
+                let opts = shale::table::reader::TableReaderOptions::standalone(
+                    shale::key::bytewise_internal_comparator(),
+                    f.display().to_string(),
+                );
+                let p = shale::table::reader::Table::open(file, bytes.len() as u64, opts)
+                    .unwrap()
+                    .properties()
+                    .clone();
+                let kind = (p.filter_size > 0).then(|| {
+                    let at = p.data_size as usize;
+                    FilterReader::new(bytes[at..at + p.filter_size as usize].to_vec()).unwrap().kind()
+                });
+                (p, kind)
+            })
+            .collect()
+    }
+
+    fn options(table: &str) -> Options {
+        let mut o = Options::default()
+            .get_options_from_string(format!("block_based_table_factory={{{table}}}"))
+            .unwrap();
+        o.create_if_missing(true);
+        o
+    }
+
+    fn fill(db: &DB, tag: &str) {
+        for i in 0..3000u32 {
+            db.put(format!("{tag}{i:05}"), format!("v{i}")).unwrap();
+        }
+        db.flush().unwrap();
+    }
+
+    fn check_gets(db: &DB, tag: &str) {
+        for i in (0..3000u32).step_by(7) {
+            assert_eq!(db.get(format!("{tag}{i:05}")).unwrap().unwrap(), format!("v{i}").as_bytes());
+            assert_eq!(db.get(format!("{tag}{i:05}x")).unwrap(), None);
+        }
+    }
+
+    fn options_file_text(dir: &Path) -> String {
+        let f = util::files_ending(dir, "").into_iter().filter(|f| f.starts_with("OPTIONS-")).max().unwrap();
+        std::fs::read_to_string(dir.join(f)).unwrap()
+    }
+
+    #[test]
+    fn internal_filter_ids_build_their_one_filter() {
+        let cases = [
+            // The legacy Bloom even at format_version 7, the cache-local Bloom even at 4,
+            // Ribbon even for a flush (where `ribbonfilter:10` builds Bloom).
+            (
+                "filter_policy=rocksdb.internal.LegacyBloomFilter:10",
+                "rocksdb.internal.LegacyBloomFilter",
+                FilterKind::LegacyBloom,
+            ),
+            (
+                "filter_policy=rocksdb.internal.FastLocalBloomFilter:10;format_version=4",
+                "rocksdb.internal.FastLocalBloomFilter",
+                FilterKind::FastLocalBloom,
+            ),
+            (
+                "filter_policy={id=rocksdb.internal.Standard128RibbonFilter:9.5}",
+                "rocksdb.internal.Standard128RibbonFilter",
+                FilterKind::Ribbon,
+            ),
+        ];
+        for (table, name, kind) in cases {
+            let tmp = tempfile::tempdir().unwrap();
+            let db = DB::open(&options(table), tmp.path()).unwrap();
+            fill(&db, "k");
+            check_gets(&db, "k");
+            let t = tables(&db, tmp.path());
+            assert_eq!(t.len(), 1, "{table}");
+            assert_eq!(t[0].0.filter_policy_name, name, "{table}");
+            assert_eq!(t[0].1, Some(kind), "{table}");
+            drop(db);
+            // Written back as RocksDB's id: the name and the bits.
+            let text = options_file_text(tmp.path());
+            let bits = if kind == FilterKind::Ribbon { "9.5" } else { "10" };
+            assert!(text.contains(&format!("filter_policy={name}:{bits}\n")), "{text}");
+            // The LOG's dump of the table factory prints the policy's name.
+            let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
+            assert!(log.contains(&format!("  filter_policy: {name}\n")), "{log}");
+            // ...which loads back to the same policy.
+            let db = DB::open(&options(&format!("filter_policy={name}:{bits}")), tmp.path()).unwrap();
+            fill(&db, "m");
+            check_gets(&db, "k");
+            check_gets(&db, "m");
+            let t = tables(&db, tmp.path());
+            assert_eq!(t.len(), 2, "{table}");
+            assert_eq!(t[1].0.filter_policy_name, name, "{table}");
+            assert_eq!(t[1].1, Some(kind), "{table}");
+        }
+    }
+
+    #[test]
+    fn read_only_builtin_policy_writes_no_filter_and_reads_old_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = DB::open(&options("filter_policy=bloomfilter:10:false"), tmp.path()).unwrap();
+        fill(&db, "k");
+        drop(db);
+        let db = DB::open(&options("filter_policy=rocksdb.BuiltinBloomFilter"), tmp.path()).unwrap();
+        fill(&db, "m");
+        check_gets(&db, "k");
+        check_gets(&db, "m");
+        let t = tables(&db, tmp.path());
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            (t[0].0.filter_policy_name.as_str(), t[0].1),
+            ("bloomfilter", Some(FilterKind::FastLocalBloom))
+        );
+        // RocksDB names the policy set, though it built no filter.
+        assert_eq!((t[1].0.filter_policy_name.as_str(), t[1].1), ("rocksdb.BuiltinBloomFilter", None));
+        assert_eq!(t[1].0.filter_size, 0);
+        drop(db);
+        let text = options_file_text(tmp.path());
+        assert!(text.contains("filter_policy=rocksdb.BuiltinBloomFilter\n"), "{text}");
+        let log = std::fs::read_to_string(tmp.path().join("LOG")).unwrap();
+        assert!(log.contains("  filter_policy: rocksdb.BuiltinBloomFilter\n"), "{log}");
+        // The `{id=...}` form builds the same policy.
+        let o = options("filter_policy={id=rocksdb.BuiltinBloomFilter}");
+        let db = DB::open(&o, tmp.path()).unwrap();
+        fill(&db, "n");
+        let t = tables(&db, tmp.path());
+        assert_eq!((t[2].0.filter_policy_name.as_str(), t[2].1), ("rocksdb.BuiltinBloomFilter", None));
+    }
 }

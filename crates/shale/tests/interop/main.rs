@@ -39,6 +39,7 @@ mod interop_compaction_styles;
 mod interop_compression_dict;
 mod interop_corruption;
 mod interop_data_block_hash;
+mod interop_filter_ids;
 mod interop_hash_index;
 mod interop_index_shortening;
 mod interop_lz4hc;
