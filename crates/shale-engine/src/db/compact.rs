@@ -328,7 +328,16 @@ impl DbInner {
                 // A compaction service compacts the whole job elsewhere (one input, one
                 // result; no subcompactions are formed when one is set), per-key placement
                 // included (`remote_compaction.rs`).
-                let service = this.compaction_service.lock().clone();
+                // A compaction that writes blob files runs here, as RocksDB's primary does when
+                // its service answers kUseLocal: RocksDB 11.8.1's CompactionServiceResult lists
+                // table files only (`cs_result_type_info` has no blob file field), so a
+                // worker's blob files could never be installed and the tables' blob references
+                // would name files the primary never receives.
+                let service = this
+                    .compaction_service
+                    .lock()
+                    .clone()
+                    .filter(|_| super::flush::blob_write_options(cf, plan.output_level, false).is_none());
                 let local = service.is_none();
                 let (r, extra_cpu) = if let Some(service) = service {
                     let new_number = || {

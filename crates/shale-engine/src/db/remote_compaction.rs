@@ -363,17 +363,6 @@ impl super::DbInner {
         new_number: &dyn Fn() -> u64,
         out_dir: &Path,
     ) -> Result<job::JobResult> {
-        // RocksDB 11.8.1's CompactionServiceResult lists table files only (its
-        // `CompactionServiceCompactionJob::Run` fills `output_files` from the table outputs and
-        // `cs_result_type_info` has no blob file field), so a worker's blob files could never
-        // be installed: RocksDB's primary would install tables whose blob references name
-        // files it never receives. Shale refuses before calling the service.
-        if super::flush::blob_write_options(cf, plan.output_level, false).is_some() {
-            return Err(Error::not_supported(
-                "remote compaction of a family that writes blob files (RocksDB 11.8.1's \
-                 CompactionServiceResult carries no blob files)",
-            ));
-        }
         let options_file_number = crate::options_file::latest_options_file(&*self.fs, &self.path)?
             .map(|(n, _)| n)
             .ok_or_else(|| Error::not_found("remote compaction: the database has no OPTIONS file"))?;

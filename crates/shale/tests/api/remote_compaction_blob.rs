@@ -1,7 +1,8 @@
-//! Remote compaction of a family that writes blob files (helper tbl3, issue 33): RocksDB
-//! 11.8.1's `CompactionServiceResult` lists table files only, so a worker's blob files could
-//! never be installed; Shale refuses with NotSupported before calling the service, and the
-//! database keeps its data. Without blob files the same service is called.
+//! Remote compaction of a family that writes blob files (issue 33): RocksDB 11.8.1's
+//! `CompactionServiceResult` lists table files only, so a worker's blob files could never be
+//! installed; Shale runs such a compaction locally, as RocksDB's primary does when its
+//! service answers kUseLocal, and the service is not called. Without blob files the same
+//! service is called.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may unwrap: a failure is the test failing
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +21,7 @@ impl CompactionService for Counting {
     }
 }
 
-fn run(blob_files: bool) -> (shale::Error, usize) {
+fn run(blob_files: bool) -> (shale::Result<()>, usize, u64) {
     let tmp = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.create_if_missing(true);
@@ -38,21 +39,24 @@ fn run(blob_files: bool) -> (shale::Error, usize) {
         }
         db.flush().unwrap();
     }
-    let e =
-        db.try_compact_range_cf(&db.cf_handle("default").unwrap(), None::<&[u8]>, None::<&[u8]>).unwrap_err();
+    let r = db.try_compact_range_cf(&db.cf_handle("default").unwrap(), None::<&[u8]>, None::<&[u8]>);
     for i in 0..50 {
         assert_eq!(db.get(format!("k{i:03}")).unwrap().unwrap(), format!("v1-{i}").into_bytes());
     }
-    (e, service.0.load(Ordering::SeqCst))
+    let l0 = db.property_int_value("rocksdb.num-files-at-level0").unwrap().unwrap();
+    (r, service.0.load(Ordering::SeqCst), l0)
 }
 
 #[test]
-fn remote_compaction_writing_blob_files_is_refused_before_the_service() {
-    let (e, calls) = run(true);
-    assert_eq!(e.kind(), shale::ErrorKind::NotSupported, "{e}");
-    assert!(e.to_string().contains("CompactionServiceResult carries no blob files"), "{e}");
-    assert_eq!(calls, 0);
-    let (e, calls) = run(false);
-    assert_ne!(e.kind(), shale::ErrorKind::NotSupported, "{e}");
+fn remote_compaction_writing_blob_files_runs_locally() {
+    // With blob files: compacted here (level 0 emptied), the service never called.
+    let (r, calls, l0) = run(true);
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!((calls, l0), (0, 0));
+    // Without: the service is called (and its failure is the compaction's).
+    let (r, calls, l0) = run(false);
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), shale::ErrorKind::Aborted, "{e}");
     assert!(calls > 0);
+    assert_eq!(l0, 2);
 }
