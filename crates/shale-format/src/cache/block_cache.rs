@@ -202,6 +202,17 @@ pub enum Priority {
     Bottom,
 }
 
+impl Priority {
+    /// High or low, as the `high_pri` flag of `insert` says (callers without the bottom pool).
+    pub fn of(high_pri: bool) -> Self {
+        if high_pri {
+            Priority::High
+        } else {
+            Priority::Low
+        }
+    }
+}
+
 /// What a shard did with an insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Insert {
@@ -501,8 +512,7 @@ impl BlockCache {
         role: u8,
         high_pri: bool,
     ) -> Result<()> {
-        let priority = if high_pri { Priority::High } else { Priority::Low };
-        self.insert_with_priority(key, value, charge, role, priority)
+        self.insert_with_priority(key, value, charge, role, Priority::of(high_pri))
     }
 
     /// `insert_entry` with one of RocksDB's three priorities (`Priority::Bottom` for blobs).
@@ -521,8 +531,7 @@ impl BlockCache {
     /// rather than wait for a lock another thread holds, and then keeps nothing
     /// ([`Shard::insert_nowait`]); the next read of the block reads it again.
     pub fn fill_entry(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Result<()> {
-        let priority = if high_pri { Priority::High } else { Priority::Low };
-        self.insert_in(key, value, charge, role, priority, true)
+        self.insert_in(key, value, charge, role, Priority::of(high_pri), true)
     }
 
     fn insert_in(

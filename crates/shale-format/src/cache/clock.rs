@@ -496,8 +496,7 @@ impl Shard for ClockShard {
     }
 
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
-        let priority = if high_pri { Priority::High } else { Priority::Low };
-        self.insert_impl(key, value, charge, role, priority, false)
+        self.insert_impl(key, value, charge, role, Priority::of(high_pri), false)
     }
 
     fn insert_with_priority(

@@ -231,8 +231,7 @@ impl Shard for LruShard {
     }
 
     fn insert(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Insert {
-        let priority = if high_pri { Priority::High } else { Priority::Low };
-        self.insert_with_priority(key, value, charge, role, priority)
+        self.insert_with_priority(key, value, charge, role, Priority::of(high_pri))
     }
 
     fn insert_with_priority(
