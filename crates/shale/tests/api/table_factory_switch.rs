@@ -87,6 +87,25 @@ fn loaded(path: &Path) -> Options {
     o
 }
 
+/// After a switch from the `old` format to the `new` one (table "aaaa" written before it):
+/// the next flush writes `new` beside the `old` table, a compaction reads both and writes
+/// `new`, and the database reopened with the options its OPTIONS file holds still writes
+/// `new` (tables "bbbb", then "cccc"). Returns the reopened database.
+fn write_compact_reopen(db: DB, path: &Path, old: u64, new: u64) -> DB {
+    write(&db, "bbbb");
+    assert_eq!(magics(path), [old, new]);
+    check(&db, &["aaaa", "bbbb"]);
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    assert!(magics(path).iter().all(|m| *m == new), "{:x?}", magics(path));
+    check(&db, &["aaaa", "bbbb"]);
+    drop(db);
+    let db = DB::open(&loaded(path), path).unwrap();
+    check(&db, &["aaaa", "bbbb"]);
+    write(&db, "cccc");
+    assert!(magics(path).iter().all(|m| *m == new), "{:x?}", magics(path));
+    db
+}
+
 #[test]
 fn block_based_family_switches_to_plain_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,20 +124,7 @@ fn block_based_family_switches_to_plain_table() {
     assert!(text.contains("table_factory=PlainTable"), "{text}");
     assert!(text.contains("[TableOptions/PlainTable \"default\"]"), "{text}");
     assert!(text.contains("  ttl=0\n"), "{text}");
-    write(&db, "bbbb");
-    assert_eq!(magics(path), [BLOCK_BASED, PLAIN]);
-    check(&db, &["aaaa", "bbbb"]);
-    // A compaction reads both and writes the new format.
-    db.compact_range(None::<&[u8]>, None::<&[u8]>);
-    assert!(magics(path).iter().all(|m| *m == PLAIN), "{:x?}", magics(path));
-    check(&db, &["aaaa", "bbbb"]);
-    drop(db);
-    // Reopened with the options the OPTIONS file holds: still PlainTable.
-    let o = loaded(path);
-    let db = DB::open(&o, path).unwrap();
-    check(&db, &["aaaa", "bbbb"]);
-    write(&db, "cccc");
-    assert!(magics(path).iter().all(|m| *m == PLAIN), "{:x?}", magics(path));
+    let db = write_compact_reopen(db, path, BLOCK_BASED, PLAIN);
     check(&db, &["aaaa", "bbbb", "cccc"]);
 }
 
@@ -138,18 +144,7 @@ fn plain_table_family_switches_to_block_based_with_fields() {
     assert!(text.contains("[TableOptions/BlockBasedTable \"default\"]"), "{text}");
     assert!(text.contains("  block_size=16384\n"), "{text}");
     assert!(text.contains("  ttl=0\n"), "{text}");
-    write(&db, "bbbb");
-    assert_eq!(magics(path), [PLAIN, BLOCK_BASED]);
-    check(&db, &["aaaa", "bbbb"]);
-    db.compact_range(None::<&[u8]>, None::<&[u8]>);
-    assert!(magics(path).iter().all(|m| *m == BLOCK_BASED), "{:x?}", magics(path));
-    check(&db, &["aaaa", "bbbb"]);
-    drop(db);
-    let o = loaded(path);
-    let db = DB::open(&o, path).unwrap();
-    check(&db, &["aaaa", "bbbb"]);
-    write(&db, "cccc");
-    assert!(magics(path).iter().all(|m| *m == BLOCK_BASED));
+    let db = write_compact_reopen(db, path, PLAIN, BLOCK_BASED);
     // The factory named anew has RocksDB's defaults, not the fields set before.
     db.set_options(&[("table_factory", "BlockBasedTable")]).unwrap();
     assert!(util::latest_options_text(path).contains("  block_size=4096\n"));
