@@ -937,11 +937,18 @@ impl MemTable {
         if checked {
             self.check_seek_path(&lookup)?;
         }
-        let mut it = self.point_iter();
-        match (&mut it, finger) {
-            (PointIter::Skip(s), Some(finger)) => s.seek_with_finger(&lookup, finger),
-            (it, _) => it.seek(&lookup),
-        }
+        let mut it = match (&self.vector, finger) {
+            // A plain lookup borrows the list (no `Arc` clone: see `SkipListCursor`).
+            (None, None) => GetCursor::Skip(self.points.cursor(&lookup)),
+            (_, finger) => {
+                let mut it = self.point_iter();
+                match (&mut it, finger) {
+                    (PointIter::Skip(s), Some(finger)) => s.seek_with_finger(&lookup, finger),
+                    (it, _) => it.seek(&lookup),
+                }
+                GetCursor::Iter(it)
+            }
+        };
         let paranoid = checked && self.paranoid;
         let mut prev: Vec<u8> = Vec::new();
         if paranoid && it.valid() {
@@ -1188,6 +1195,44 @@ impl std::fmt::Debug for MemTable {
 enum PointIter {
     Skip(SkipListIter),
     Vector(VectorIter),
+}
+
+/// The cursor of a point lookup's walk (`MemTable::walk_versions`): the skip list borrowed,
+/// or an iterator of its own (a vector memtable, a batched lookup's finger).
+enum GetCursor<'a> {
+    Skip(skiplist::SkipListCursor<'a>),
+    Iter(PointIter),
+}
+
+impl GetCursor<'_> {
+    #[inline]
+    fn valid(&self) -> bool {
+        match self {
+            GetCursor::Skip(c) => c.valid(),
+            GetCursor::Iter(it) => it.valid(),
+        }
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        match self {
+            GetCursor::Skip(c) => c.key(),
+            GetCursor::Iter(it) => it.key(),
+        }
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        match self {
+            GetCursor::Skip(c) => c.value(),
+            GetCursor::Iter(it) => it.value(),
+        }
+    }
+    #[inline]
+    fn next(&mut self) {
+        match self {
+            GetCursor::Skip(c) => c.next(),
+            GetCursor::Iter(it) => it.next(),
+        }
+    }
 }
 
 macro_rules! point_iter_call {
