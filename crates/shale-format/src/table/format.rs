@@ -420,6 +420,28 @@ pub fn read_block_with_dict(
     // the zero-filling of read buffers among its largest costs); an uncompressed one is
     // copied out at its exact size. Larger blocks get a buffer of their own.
     const SCRATCH_MAX: usize = 256 << 10;
+    // A file that holds the bytes in memory already (a mapping, a direct read's aligned
+    // buffer) lends them: checked and uncompressed where they lie, not copied first.
+    let mut lent: Option<Result<Vec<u8>>> = None;
+    let mut timer = Some(crate::perf::PerfTimer::new(crate::perf::Field::BlockReadTime));
+    let was_lent = file.read_lent(handle.offset, len, &mut |raw| {
+        drop(timer.take());
+        lent = Some(if raw.len() < len {
+            Err(Error::corruption(format!(
+                "truncated block read from {file_name} offset {}, expected {len} bytes, got {}",
+                handle.offset,
+                raw.len()
+            )))
+        } else {
+            decode_raw_block(handle, verify, file_name, dict, &raw[..len], false).map(|b| b.unwrap_or_default())
+        });
+    })?;
+    drop(timer);
+    if was_lent {
+        if let Some(r) = lent {
+            return r;
+        }
+    }
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
