@@ -433,7 +433,8 @@ pub fn read_block_with_dict(
                 raw.len()
             )))
         } else {
-            decode_raw_block(handle, verify, file_name, dict, &raw[..len], false).map(|b| b.unwrap_or_default())
+            decode_raw_block(handle, verify, file_name, dict, &raw[..len], false)
+                .map(|b| b.unwrap_or_default())
         });
     })?;
     drop(timer);
@@ -593,7 +594,12 @@ mod tests {
         for lends in [false, true] {
             let f = Lending { bytes: file.clone(), lends };
             for &h in &handles {
-                assert_eq!(read_block(&f, h, true, "t.sst").unwrap(), contents, "lends {lends} at {}", h.offset);
+                assert_eq!(
+                    read_block(&f, h, true, "t.sst").unwrap(),
+                    contents,
+                    "lends {lends} at {}",
+                    h.offset
+                );
             }
             let mut bad = file.clone();
             bad[handles[1].offset as usize + 3] ^= 1;
