@@ -45,18 +45,22 @@ impl CountedReads {
 impl RandomAccessFile for CountedReads {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let n = self.inner.read_at(offset, buf)?;
-        let (bytes, count) = if self.last_level {
-            (Ticker::LastLevelReadBytes, Ticker::LastLevelReadCount)
-        } else {
-            (Ticker::NonLastLevelReadBytes, Ticker::NonLastLevelReadCount)
-        };
-        self.stats.record_tick(bytes, n as u64);
-        self.stats.record_tick(count, 1);
-        if let Some((bytes, count)) = self.temperature {
-            self.stats.record_tick(bytes, n as u64);
-            self.stats.record_tick(count, 1);
-        }
+        self.count(n);
         Ok(n)
+    }
+
+    /// Lent bytes count as a read of that many, as RocksDB's reader counts a read of an
+    /// mmap file.
+    fn read_lent(&self, offset: u64, len: usize, f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let mut n = 0;
+        let lent = self.inner.read_lent(offset, len, &mut |b| {
+            n = b.len();
+            f(b)
+        })?;
+        if lent {
+            self.count(n);
+        }
+        Ok(lent)
     }
 
     fn size(&self) -> Result<u64> {
@@ -69,6 +73,23 @@ impl RandomAccessFile for CountedReads {
 
     fn supports_prefetch(&self) -> bool {
         self.inner.supports_prefetch()
+    }
+}
+
+impl CountedReads {
+    /// One read of `n` bytes in the tickers.
+    fn count(&self, n: usize) {
+        let (bytes, count) = if self.last_level {
+            (Ticker::LastLevelReadBytes, Ticker::LastLevelReadCount)
+        } else {
+            (Ticker::NonLastLevelReadBytes, Ticker::NonLastLevelReadCount)
+        };
+        self.stats.record_tick(bytes, n as u64);
+        self.stats.record_tick(count, 1);
+        if let Some((bytes, count)) = self.temperature {
+            self.stats.record_tick(bytes, n as u64);
+            self.stats.record_tick(count, 1);
+        }
     }
 }
 

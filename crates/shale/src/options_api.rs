@@ -1731,8 +1731,10 @@ impl Options {
     /// set. RocksDB then calls `posix_fadvise(RANDOM)` on each table it opens, turning off
     /// the kernel's readahead, and reads compaction inputs through its own
     /// `compaction_readahead_size` buffer instead. Shale reads compaction inputs and scans
-    /// through such buffers too (`table/prefetch.rs`) and keeps the kernel's readahead either
-    /// way; the bytes read are the same.
+    /// through such buffers too (`table/prefetch.rs`) and keeps the kernel's readahead of
+    /// plain reads either way; the bytes read are the same. With `allow_mmap_reads`, each
+    /// table's mapping is advised `MADV_RANDOM` as RocksDB's (a fault reads only its page,
+    /// no read-around).
     pub fn set_advise_random_on_open(&mut self, advise: bool) {
         self.advise_random_on_open = advise;
     }

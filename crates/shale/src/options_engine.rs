@@ -67,6 +67,7 @@ impl Options {
             is_fd_close_on_exec: self.is_fd_close_on_exec,
             use_direct_reads: self.use_direct_reads,
             allow_mmap_reads: self.allow_mmap_reads,
+            advise_random_on_open: self.advise_random_on_open,
             use_direct_io_for_flush_and_compaction: self.use_direct_io_for_flush_and_compaction,
             allow_mmap_writes: self.allow_mmap_writes,
             writable_file_max_buffer_size: self.writable_file_max_buffer_size,

@@ -103,6 +103,46 @@ fn mmap_reads_map_the_tables() {
     assert!(maps.lines().any(|l| l.contains(&dir_s) && l.ends_with(".sst")), "no table of {dir_s} mapped");
 }
 
+/// The `VmFlags` of each mapping in /proc/self/smaps whose file is a table of `dir`.
+fn sst_mapping_flags(dir: &Path) -> Vec<String> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let dir_s = dir.to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    let mut in_table = false;
+    for l in smaps.lines() {
+        if let Some(flags) = l.strip_prefix("VmFlags:") {
+            if in_table {
+                out.push(flags.trim().to_string());
+            }
+        } else if l.split_whitespace().next().is_some_and(|a| a.contains('-') && !a.ends_with(':')) {
+            // A mapping's first line: `start-end perms offset dev inode path`.
+            in_table = l.contains(&dir_s) && l.ends_with(".sst");
+        }
+    }
+    out
+}
+
+/// `advise_random_on_open` (default true) advises each mapped table `MADV_RANDOM`, as
+/// RocksDB's `PosixMmapReadableFile::Hint(kRandom)`: the kernel marks the mapping `rr` in
+/// smaps. Without it the mapping keeps the kernel's read-around.
+#[test]
+fn mmap_reads_advise_random_as_advise_random_on_open_says() {
+    for advise in [true, false] {
+        let dir = test_dir();
+        let mut o = options();
+        o.set_allow_mmap_reads(true);
+        o.set_advise_random_on_open(advise);
+        let db = DB::open(&o, dir.path()).unwrap();
+        fill(&db);
+        check(&db);
+        let flags = sst_mapping_flags(dir.path());
+        assert!(!flags.is_empty(), "no table mapped");
+        for f in &flags {
+            assert_eq!(f.split_whitespace().any(|x| x == "rr"), advise, "advise {advise}: VmFlags {f}");
+        }
+    }
+}
+
 #[test]
 fn rocksdbs_refusals() {
     let dir = test_dir();

@@ -168,24 +168,12 @@ impl RandomAccessFile for DirectReadFile {
         if buf.is_empty() {
             return Ok(0);
         }
-        let a = self.align as u64;
-        let start = offset - offset % a;
-        let end = (offset + buf.len() as u64).div_ceil(a) * a;
-        let span = usize::try_from(end - start).map_err(|_| {
-            Error::invalid_argument(format!("read of {} bytes at {offset}: too long", buf.len()))
-        })?;
+        let (start, span) = self.span(offset, buf.len())?;
         // The thread's kept buffer when it is free and the span fits (see `READ_BUF`); else
         // one of its own for this read.
         READ_BUF.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut kept) if span <= READ_BUF_MAX && self.align <= READ_BUF_ALIGN => {
-                let mut b = match kept.take() {
-                    Some(b) if b.layout.size() >= span => b,
-                    small => {
-                        // Freed before its successor is allocated.
-                        drop(small);
-                        AlignedBuf::new(span.next_power_of_two().max(READ_BUF_MIN), READ_BUF_ALIGN)?
-                    }
-                };
+            Ok(mut kept) if self.fits_kept(span) => {
+                let mut b = take_kept(&mut kept, span)?;
                 let r = self.read_aligned(offset, buf, start, &mut b.as_mut_slice()[..span]);
                 *kept = Some(b);
                 r
@@ -194,6 +182,32 @@ impl RandomAccessFile for DirectReadFile {
                 let mut own = AlignedBuf::new(span, self.align)?;
                 self.read_aligned(offset, buf, start, &mut own.as_mut_slice()[..span])
             }
+        })
+    }
+
+    /// The asked bytes straight from the thread's kept aligned buffer the span was read
+    /// into (no copy out of it); not lent when that buffer is busy (a read inside `f`) or
+    /// the span is longer than it serves.
+    fn read_lent(&self, offset: u64, len: usize, f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        if len == 0 {
+            return Ok(false);
+        }
+        let (start, span) = self.span(offset, len)?;
+        if !self.fits_kept(span) {
+            return Ok(false);
+        }
+        READ_BUF.with(|cell| {
+            let Ok(mut kept) = cell.try_borrow_mut() else { return Ok(false) };
+            let mut b = take_kept(&mut kept, span)?;
+            let r = self.read_span(offset, len, start, &mut b.as_mut_slice()[..span]);
+            let r = r.map(|done| {
+                let skip = (offset - start) as usize;
+                let got = done.saturating_sub(skip).min(len);
+                f(&b.as_mut_slice()[skip..skip + got]);
+                true
+            });
+            *kept = Some(b);
+            r
         })
     }
 
@@ -225,9 +239,24 @@ thread_local! {
 }
 
 impl DirectReadFile {
-    /// Reads the aligned span at `start` into `tmp` (its length) and copies the asked
-    /// `[offset, offset + buf.len())` out into `buf`.
-    fn read_aligned(&self, offset: u64, buf: &mut [u8], start: u64, tmp: &mut [u8]) -> Result<usize> {
+    /// The aligned span around `[offset, offset + len)`: its start and length.
+    fn span(&self, offset: u64, len: usize) -> Result<(u64, usize)> {
+        let a = self.align as u64;
+        let start = offset - offset % a;
+        let end = (offset + len as u64).div_ceil(a) * a;
+        let span = usize::try_from(end - start)
+            .map_err(|_| Error::invalid_argument(format!("read of {len} bytes at {offset}: too long")))?;
+        Ok((start, span))
+    }
+
+    /// Whether the thread's kept buffer serves a span of `span` bytes at this alignment.
+    fn fits_kept(&self, span: usize) -> bool {
+        span <= READ_BUF_MAX && self.align <= READ_BUF_ALIGN
+    }
+
+    /// Reads the aligned span at `start` into `tmp` (its length), for the asked
+    /// `[offset, offset + len)`: the bytes read (short only at the end of the file).
+    fn read_span(&self, offset: u64, len: usize, start: u64, tmp: &mut [u8]) -> Result<usize> {
         let span = tmp.len();
         let mut done = 0usize;
         while done < span {
@@ -243,16 +272,35 @@ impl DirectReadFile {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     return Err(Error::io(
-                        format!("While pread offset {offset} len {}: {}", buf.len(), self.path.display()),
+                        format!("While pread offset {offset} len {len}: {}", self.path.display()),
                         e,
                     ))
                 }
             }
         }
+        Ok(done)
+    }
+
+    /// Reads the aligned span at `start` into `tmp` (its length) and copies the asked
+    /// `[offset, offset + buf.len())` out into `buf`.
+    fn read_aligned(&self, offset: u64, buf: &mut [u8], start: u64, tmp: &mut [u8]) -> Result<usize> {
+        let done = self.read_span(offset, buf.len(), start, tmp)?;
         let skip = (offset - start) as usize;
         let got = done.saturating_sub(skip).min(buf.len());
         buf[..got].copy_from_slice(&tmp[skip..skip + got]);
         Ok(got)
+    }
+}
+
+/// The thread's kept buffer out of its cell, at least `span` bytes: the one kept, or a
+/// larger one in its place (the smaller freed first).
+fn take_kept(kept: &mut Option<AlignedBuf>, span: usize) -> Result<AlignedBuf> {
+    match kept.take() {
+        Some(b) if b.layout.size() >= span => Ok(b),
+        small => {
+            drop(small);
+            AlignedBuf::new(span.next_power_of_two().max(READ_BUF_MIN), READ_BUF_ALIGN)
+        }
     }
 }
 
@@ -421,7 +469,10 @@ unsafe impl Send for MmapFile {}
 unsafe impl Sync for MmapFile {}
 
 impl MmapFile {
-    pub(crate) fn open(path: &Path) -> Result<MmapFile> {
+    /// Maps all of `path`; `advise_random`: the mapping is advised `MADV_RANDOM`, as
+    /// RocksDB's `PosixMmapReadableFile::Hint(kRandom)` (whose result it ignores: the advice
+    /// changes no byte read).
+    pub(crate) fn open(path: &Path, advise_random: bool) -> Result<MmapFile> {
         let file = File::open(path).map_err(|e| open_error(path, e))?;
         let len = file.metadata().map_err(|e| open_error(path, e))?.len();
         let len = usize::try_from(len)
@@ -440,6 +491,12 @@ impl MmapFile {
                 std::io::Error::last_os_error(),
             ));
         }
+        if advise_random {
+            // SAFETY: advice on exactly the mapping just made; it reads or writes no memory.
+            unsafe {
+                libc::madvise(p, len, libc::MADV_RANDOM);
+            }
+        }
         Ok(MmapFile { ptr: p as *const u8, len })
     }
 }
@@ -455,6 +512,20 @@ impl RandomAccessFile for MmapFile {
         let src = unsafe { std::slice::from_raw_parts(self.ptr.add(off), n) };
         buf[..n].copy_from_slice(src);
         Ok(n)
+    }
+
+    /// A slice of the mapping itself, as RocksDB's `PosixMmapReadableFile::Read`.
+    fn read_lent(&self, offset: u64, len: usize, f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let off = usize::try_from(offset).unwrap_or(usize::MAX).min(self.len);
+        let n = len.min(self.len - off);
+        if n == 0 {
+            f(&[]);
+            return Ok(true);
+        }
+        // SAFETY: `[off, off + n)` lies within the `len` mapped bytes, alive until drop,
+        // which cannot happen while `&self` is borrowed.
+        f(unsafe { std::slice::from_raw_parts(self.ptr.add(off), n) });
+        Ok(true)
     }
 
     fn size(&self) -> Result<u64> {
@@ -489,7 +560,7 @@ mod tests {
     #[test]
     fn mmap_reads_match_the_file() {
         let (_d, path, data) = file_with(10_000);
-        let f = MmapFile::open(&path).unwrap();
+        let f = MmapFile::open(&path, true).unwrap();
         let mut b = vec![0u8; 300];
         assert_eq!(f.read_at(4000, &mut b).unwrap(), 300);
         assert_eq!(b, data[4000..4300]);
@@ -622,6 +693,43 @@ mod tests {
             let want = &data[(off as usize).min(data.len())..(off as usize + len).min(data.len())];
             assert_eq!(&b[..n], want, "read at {off} of {len}");
         }
+    }
+
+    /// Lent reads: a mapping lends slices of itself, a direct file its aligned buffer; both
+    /// give the file's bytes (fewer at the end, none past it). A direct read asked for while
+    /// the kept buffer is lent (inside `f`) is not lent and reads through a buffer of its
+    /// own, still the file's bytes.
+    #[test]
+    fn lent_reads_give_the_file_bytes() {
+        let dir = disk_dir();
+        let path = dir.path().join("t.sst");
+        let data: Vec<u8> = (0..50_000usize).map(|i| (i * 17 + i / 311) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let mmap = MmapFile::open(&path, true).unwrap();
+        let direct = DirectReadFile::open(&path).unwrap();
+        let files: [&dyn RandomAccessFile; 2] = [&mmap, &direct];
+        for f in files {
+            for (off, len) in [(0u64, 10usize), (4095, 2), (5000, 9000), (49_990, 50), (60_000, 10)] {
+                let mut got = None;
+                assert!(f.read_lent(off, len, &mut |b| got = Some(b.to_vec())).unwrap());
+                let lo = (off as usize).min(data.len());
+                let hi = (off as usize + len).min(data.len());
+                assert_eq!(got.unwrap(), &data[lo..hi], "lent read at {off} of {len}");
+            }
+        }
+        let mut inner = Vec::new();
+        assert!(direct
+            .read_lent(100, 3000, &mut |outer| {
+                assert!(!direct.read_lent(7000, 10, &mut |_| panic!("lent twice")).unwrap());
+                let mut b = vec![0u8; 10];
+                assert_eq!(direct.read_at(7000, &mut b).unwrap(), 10);
+                inner = b;
+                assert_eq!(outer, &data[100..3100]);
+            })
+            .unwrap());
+        assert_eq!(inner, &data[7000..7010]);
+        // A span longer than the kept buffer serves is not lent.
+        assert!(!direct.read_lent(0, READ_BUF_MAX + 1, &mut |_| panic!("lent")).unwrap());
     }
 
     /// The thread's kept read buffer: reads that grow it, reads longer than it serves (their

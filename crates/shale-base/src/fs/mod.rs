@@ -182,6 +182,10 @@ pub trait SyncHandle: Send + Sync {
 pub struct ReadFileOptions {
     pub direct: bool,
     pub mmap: bool,
+    /// With `mmap`: the mapping is advised `MADV_RANDOM` (the kernel reads only the page a
+    /// fault needs, no read-around), as RocksDB's table cache hints each table reader it
+    /// opens with `advise_random_on_open` (`PosixMmapReadableFile::Hint(kRandom)`).
+    pub advise_random: bool,
 }
 
 /// How a file is opened for writing: RocksDB's `FileOptions::use_direct_writes` (O_DIRECT
@@ -215,6 +219,16 @@ pub trait RandomAccessFile: Send + Sync {
     /// (`table/prefetch.rs`). The default: no.
     fn supports_prefetch(&self) -> bool {
         false
+    }
+    /// Lends the `len` bytes at `offset` (fewer only at the end of the file) to `f` where
+    /// they already lie in memory the file holds: a mapping (`allow_mmap_reads`, RocksDB's
+    /// `PosixMmapReadableFile::Read` gives a slice of the mapping) or the aligned buffer a
+    /// direct read went into (RocksDB's `AlignedBuffer`), so a block is checked and
+    /// uncompressed where it lies instead of being copied into the caller's buffer first.
+    /// Returns `Ok(false)`, `f` not called, for a file that cannot lend (the caller then
+    /// reads with [`RandomAccessFile::read_at`]). The default cannot.
+    fn read_lent(&self, _offset: u64, _len: usize, _f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        Ok(false)
     }
 }
 

@@ -322,7 +322,7 @@ impl FileSystem for PosixInheritableFileSystem {
     ) -> Result<Arc<dyn RandomAccessFile>> {
         if o.mmap {
             // The mapping outlives no descriptor: the file is closed once mapped.
-            return Ok(Arc::new(super::direct_io::MmapFile::open(path)?));
+            return Ok(Arc::new(super::direct_io::MmapFile::open(path, o.advise_random)?));
         }
         if o.direct {
             let f = super::direct_io::DirectReadFile::open(path)?;
@@ -716,7 +716,7 @@ impl FileSystem for PosixFileSystem {
         o: super::ReadFileOptions,
     ) -> Result<Arc<dyn RandomAccessFile>> {
         if o.mmap {
-            return Ok(Arc::new(super::direct_io::MmapFile::open(path)?));
+            return Ok(Arc::new(super::direct_io::MmapFile::open(path, o.advise_random)?));
         }
         if o.direct {
             return Ok(Arc::new(super::direct_io::DirectReadFile::open(path)?));

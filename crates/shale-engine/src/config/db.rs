@@ -113,6 +113,9 @@ pub struct DbConfig {
     pub use_direct_reads: bool,
     /// `allow_mmap_reads`.
     pub allow_mmap_reads: bool,
+    /// `advise_random_on_open`: a mapped table file is advised `MADV_RANDOM`
+    /// (`shale_base::fs::ReadFileOptions::advise_random`).
+    pub advise_random_on_open: bool,
     /// `use_direct_io_for_flush_and_compaction`.
     pub use_direct_io_for_flush_and_compaction: bool,
     /// `allow_mmap_writes`.
@@ -325,6 +328,7 @@ impl Default for DbConfig {
             is_fd_close_on_exec: true,
             use_direct_reads: false,
             allow_mmap_reads: false,
+            advise_random_on_open: true,
             use_direct_io_for_flush_and_compaction: false,
             allow_mmap_writes: false,
             writable_file_max_buffer_size: 1024 * 1024,

@@ -725,7 +725,7 @@ impl DbInner {
         // `open_ephemeral_table_reader`; level 0's all at once, a deeper level's one at a
         // time as its level iterator reaches them.
         let direct = (self.config.use_direct_io_for_compaction_reads && !self.config.use_direct_reads)
-            .then_some(crate::fs::ReadFileOptions { direct: true, mmap: false });
+            .then_some(crate::fs::ReadFileOptions { direct: true, ..Default::default() });
         let mut add_level = |level: usize, files: &[Arc<crate::version::edit::FileMetaData>]| -> Result<()> {
             for f in files {
                 let e = match direct {

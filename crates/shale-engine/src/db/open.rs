@@ -61,7 +61,7 @@ pub fn check_direct_io(fs: &dyn crate::fs::FileSystem, current: &Path, config: &
     if !direct || config.allow_mmap_reads {
         return Ok(());
     }
-    let direct = crate::fs::ReadFileOptions { direct: true, mmap: false };
+    let direct = crate::fs::ReadFileOptions { direct: true, ..Default::default() };
     if let Err(e) = fs.new_random_access_file_with(current, direct) {
         return Err(match fs.new_random_access_file(current) {
             Ok(_) => Error::invalid_argument("Direct I/O is not supported by the specified DB."),

@@ -128,7 +128,13 @@ pub(crate) fn open_as<T: ThreadMode>(
     let fs = super::buffered_fs::BufferedWritesFs::wrap(
         fs,
         file_writes.clone(),
-        crate::fs::ReadFileOptions { direct: config.use_direct_reads, mmap: config.allow_mmap_reads },
+        crate::fs::ReadFileOptions {
+            direct: config.use_direct_reads,
+            mmap: config.allow_mmap_reads,
+            // Only a mapping is advised: plain reads keep the kernel's readahead (see
+            // `Options::set_advise_random_on_open`).
+            advise_random: config.allow_mmap_reads && config.advise_random_on_open,
+        },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
             direct: config.use_direct_io_for_flush_and_compaction,
