@@ -478,20 +478,14 @@ pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<(
 /// waits for is made and notified under the DB mutex, or notified after taking it (close,
 /// `set_db_options`, `schedule_purge`, a released snapshot), so no wakeup is lost between the
 /// thread's look at the state and its wait; an idle database's threads do not poll.
-pub(super) fn idle_wait(
-    inner: &DbInner,
-    st: &mut MutexGuard<'_, DbState>,
-    deadline: Option<Duration>,
-) -> bool {
-    let timed_out = match deadline {
-        Some(d) => inner.work_cv.wait_for(st, d).timed_out(),
-        None => {
-            inner.work_cv.wait(st);
-            false
+pub(super) fn idle_wait(inner: &DbInner, st: &mut MutexGuard<'_, DbState>, deadline: Option<Duration>) {
+    match deadline {
+        Some(d) => {
+            inner.work_cv.wait_for(st, d);
         }
-    };
+        None => inner.work_cv.wait(st),
+    }
     inner.bg_wakeups.fetch_add(1, Ordering::Relaxed);
-    timed_out
 }
 
 impl DbInner {
@@ -746,7 +740,9 @@ fn compaction_worker(inner: Arc<DbInner>) {
             // Tables age with nothing else happening (ttl, periodic compaction): RocksDB's
             // periodic `kTriggerCompaction` task is the only deadline of an idle thread.
             let due = triggers.then(|| inner.aged_trigger_wait(&st));
-            if idle_wait(&inner, &mut st, due) {
+            idle_wait(&inner, &mut st, due);
+            if triggers {
+                // Whenever the task is due, also on a wake for other work (it checks).
                 inner.schedule_aged_compactions(&mut st);
             }
             continue;
