@@ -62,39 +62,33 @@ fn warning(log: &str) -> Option<String> {
     Some(text.trim_end().to_string())
 }
 
+/// What puts a database's tables on their levels.
+type Shape = fn(&DB);
+
 #[test]
 fn compaction_style_none_change_level_matches_ldb() {
     let oracles = oracles();
-    let shapes: Vec<(&str, Box<dyn Fn(&DB)>)> = vec![
+    let shapes: [(&str, Shape); 3] = [
         // Level 0 only: the steps end on level 1, which holds nothing; nothing moves.
-        (
-            "l0",
-            Box::new(|db: &DB| {
-                put_flush(db, &["a", "c"]);
-                put_flush(db, &["b", "d"]);
-            }),
-        ),
+        ("l0", |db: &DB| {
+            put_flush(db, &["a", "c"]);
+            put_flush(db, &["b", "d"]);
+        }),
         // One table on level 1 (a manual compaction), none above: moved to level 0.
-        (
-            "l1",
-            Box::new(|db: &DB| {
-                put_flush(db, &["a", "c"]);
-                db.compact_range(None::<&[u8]>, None::<&[u8]>);
-            }),
-        ),
+        ("l1", |db: &DB| {
+            put_flush(db, &["a", "c"]);
+            db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        }),
         // Level 1 and level 0: the refit up to level 0 crosses a level holding tables.
-        (
-            "l0l1",
-            Box::new(|db: &DB| {
-                put_flush(db, &["a", "c"]);
-                db.compact_range(None::<&[u8]>, None::<&[u8]>);
-                put_flush(db, &["b"]);
-            }),
-        ),
+        ("l0l1", |db: &DB| {
+            put_flush(db, &["a", "c"]);
+            db.compact_range(None::<&[u8]>, None::<&[u8]>);
+            put_flush(db, &["b"]);
+        }),
     ];
     for (name, shape) in shapes {
         let d = tempfile::tempdir().unwrap();
-        write(d.path(), &*shape);
+        write(d.path(), &shape);
         let log = std::fs::read_to_string(d.path().join("db/LOG")).unwrap();
         let want = "Column family default does not use any background compaction. Compactions can only be \
                     done via CompactFiles";
