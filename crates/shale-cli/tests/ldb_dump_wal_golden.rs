@@ -118,3 +118,52 @@ fn dump_wal_only_print_seqno_gaps_matches_ldb() {
     assert!(!text.contains("0x61") && !text.contains("0x65"), "batches that follow are not printed: {text}");
     check("ldb", SHALE_DB, d.path(), &oracles, &only11(&args), &exact, None);
 }
+
+/// The markers of two-phase commit: a WAL Shale's `TransactionDB` wrote with prepared,
+/// committed and rolled-back transactions (and plain writes between them) is dumped as
+/// RocksDB 11.8.1's ldb dumps it (`BEGIN_PREPARE(false) ... END_PREPARE(0xXID) `,
+/// `COMMIT(0xXID) `, `ROLLBACK(0xXID) `: its `InMemoryHandler`), with and without
+/// `--print_value`. Recorded in `golden/expected/ldb_dump_wal_2pc.txt`.
+#[test]
+fn dump_wal_prints_two_phase_commit_markers_as_ldb() {
+    use shale::{Options, TransactionDB, TransactionDBOptions};
+    let oracles = oracles();
+    let mut rec = Recording::open("ldb_dump_wal_2pc", &oracles);
+    let d = tempfile::tempdir().unwrap();
+    {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        let db: TransactionDB =
+            TransactionDB::open(&o, &TransactionDBOptions::default(), d.path().join("db")).unwrap();
+        for i in 0..4u32 {
+            let txn = db.transaction();
+            txn.put(format!("key{i}"), format!("v{i}")).unwrap();
+            txn.delete(format!("old{i}")).unwrap();
+            txn.set_name(format!("xid{i}").as_bytes()).unwrap();
+            txn.prepare().unwrap();
+            if i % 2 == 1 {
+                txn.rollback().unwrap();
+            } else {
+                txn.commit().unwrap();
+            }
+            db.put(format!("plain{i}"), b"p").unwrap();
+        }
+        // Closed without a flush: everything stays in the WAL.
+    }
+    let wals = files_with(d.path(), ".log");
+    assert!(!wals.is_empty());
+    let mut dumped = String::new();
+    for wal in wals {
+        let f = format!("--walfile=db/{wal}");
+        for args in [&["dump_wal", f.as_str()][..], &["dump_wal", f.as_str(), "--header", "--print_value"]] {
+            check("ldb", SHALE_DB, d.path(), &oracles, &only11(args), &exact, Some(&mut rec));
+        }
+        let o = run_in(d.path(), &shale(), &["ldb"], &["dump_wal", &f, "--print_value"]);
+        ok(&o, "dump_wal");
+        dumped.push_str(&String::from_utf8_lossy(&o.stdout));
+    }
+    // What the recording holds, checked here too so that a missing recording still fails.
+    assert!(dumped.contains("BEGIN_PREPARE(false) PUT(0) : 0x6B657930 : 0x7630 DELETE(0) : 0x6F6C6430 END_PREPARE(0x78696430) "), "{dumped}");
+    assert!(dumped.contains(",COMMIT(0x78696430) \n"), "{dumped}");
+    assert!(dumped.contains(",ROLLBACK(0x78696431) \n"), "{dumped}");
+}

@@ -185,7 +185,8 @@ pub fn change_compaction_style(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
     if old == 1 {
         return Err(Failure::new("Convert from universal compaction to level compaction. Nothing to do.\n"));
     }
-    let db = super::db_cmds::db_path(p)?;
+    // A database to open (its errors come first).
+    super::db_cmds::db_path(p)?;
     let name = cf_name(p);
     let levels = super::manifest::levels_of(p).get(&name).copied().unwrap_or(7);
     // ldb's options for the conversion: everything compacted into a single file.
@@ -198,8 +199,6 @@ pub fn change_compaction_style(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
         o.set_max_bytes_for_level_multiplier(1.0);
         o.set_max_compaction_bytes(u64::MAX / 4);
     };
-    let shown =
-        |n: &[usize]| (0..levels).map(|l| n.get(l).copied().unwrap_or(0).to_string()).collect::<Vec<_>>();
     {
         let d = open_opts(p, false, &|_| {}, &tune)?;
         let c = cf(&d, p)?;
@@ -211,40 +210,33 @@ pub fn change_compaction_style(p: &Parsed, out: &mut Out<'_>) -> Res<()> {
             })
             .collect::<Res<_>>()?;
         w(out, &format!("files per level before compaction: {}\n", before.join(",")))?;
-        with_progress("compacting", || d.try_compact_range_cf(c, None::<&[u8]>, None::<&[u8]>))
+        // As ldb: one manual compaction with `change_level` to level 0 (`ReFitLevel` moves
+        // the level the compaction ends on, or refuses with its Status).
+        let mut co = shale::CompactOptions::default();
+        co.set_change_level(true);
+        co.set_target_level(0);
+        with_progress("compacting", || d.try_compact_range_cf_opt(c, None::<&[u8]>, None::<&[u8]>, &co))
             .map_err(|e| Failure::new(format!("Compaction failed: {e}")))?;
+        // ldb's check of the result: one table on level 0, none below.
+        let mut after = Vec::new();
+        for l in 0..levels {
+            let v = d
+                .property_value_cf(c, format!("rocksdb.num-files-at-level{l}"))
+                .map_err(Failure::db)?
+                .unwrap_or_default();
+            let n: u64 = v.trim().parse().unwrap_or(0);
+            if l == 0 && n != 1 {
+                return Err(Failure::new(format!(
+                    "Number of db files at level 0 after compaction is {n}, not 1.\n"
+                )));
+            }
+            if l > 0 && n != 0 {
+                return Err(Failure::new(format!(
+                    "Number of db files at level {l} after compaction is {n}, not 0.\n"
+                )));
+            }
+            after.push(v);
+        }
+        w(out, &format!("files per level after compaction: {}\n", after.join(",")))
     }
-    // change_level with target_level 0: the compaction's single level moves to level 0.
-    let m = recover(&db)?;
-    let Some((id, n)) = files_per_level(&m, &name, levels) else {
-        return Err(Failure::new(format!("Invalid argument: Column family not found: {name}")));
-    };
-    let nonempty: Vec<usize> = (0..n.len()).filter(|&l| n[l] > 0).collect();
-    let n = match nonempty.as_slice() {
-        // RocksDB's ReFitLevel refuses to move several files into level 0.
-        [l] if *l > 0 && n[*l] > 1 => return Err(Failure::new(
-            "Compaction failed: Operation aborted: Moving more than 1 file from non-L0 to L0 is not allowed \
-                 as it does not bring any benefit to read nor write throughput.",
-        )),
-        [l] if *l > 0 => {
-            move_level(&db, id, *l as u32, 0)?;
-            let mut moved = vec![0usize; n.len()];
-            moved[0] = n[*l];
-            moved
-        }
-        _ => n,
-    };
-    for (l, &c) in n.iter().enumerate().take(levels) {
-        if l == 0 && c != 1 {
-            return Err(Failure::new(format!(
-                "Number of db files at level 0 after compaction is {c}, not 1.\n"
-            )));
-        }
-        if l > 0 && c != 0 {
-            return Err(Failure::new(format!(
-                "Number of db files at level {l} after compaction is {c}, not 0.\n"
-            )));
-        }
-    }
-    w(out, &format!("files per level after compaction: {}\n", shown(&n).join(",")))
 }

@@ -7,7 +7,9 @@
 //!
 //! Each write batch entry adds `PUT(cf) : 0xKEY : 0xVALUE `, `DELETE(cf) : 0xKEY `,
 //! `SINGLE_DELETE(cf) : 0xKEY `, `DELETE_RANGE(cf) : 0xBEGIN 0xEND ` or `MERGE(cf) : ...`
-//! (values only with `--print_value`).
+//! (values only with `--print_value`); the markers of a two-phase commit add
+//! `BEGIN_PREPARE(false) `, `END_PREPARE(0xXID) `, `COMMIT(0xXID) `, `ROLLBACK(0xXID) `, and a
+//! Noop `NOOP ` (ldb's `InMemoryHandler`), whatever `--print_value` says.
 
 use std::path::Path;
 
@@ -162,7 +164,14 @@ fn dump_wal_file_with(
             format!("{},{},{},{},", batch.sequence(), batch.count(), rec.len(), reader.last_record_offset())
                 .into_bytes(),
         );
-        let r = batch.for_each(&mut |e| {
+        let r = for_each_record(&rec, &mut |r| {
+            let e = match r {
+                Row::Entry(e) => e,
+                Row::Text(t) => {
+                    row.extend(t.into_bytes());
+                    return Ok(());
+                }
+            };
             let kind = match e.value_type {
                 ValueType::Value => "PUT",
                 ValueType::Merge => "MERGE",
@@ -209,6 +218,46 @@ fn dump_wal_file_with(
             );
             out.write_all(line.as_bytes()).map_err(Failure::io)?;
         }
+    }
+    Ok(())
+}
+
+/// What a batch's record adds to its row: an entry, or the text of a marker.
+enum Row<'a> {
+    Entry(shale_engine::batch::BatchEntry<'a>),
+    Text(String),
+}
+
+/// ldb's `InMemoryHandler` over a WAL record's batch: every entry and, in their place, the
+/// markers of a two-phase commit (`BEGIN_PREPARE(false) `, `END_PREPARE(0xXID) `,
+/// `COMMIT(0xXID) `, `COMMIT_WITH_TIMESTAMP(0xXID, 0xTS) `, `ROLLBACK(0xXID) `) and Noop
+/// (`NOOP `); LogData prints nothing. The header's count is checked at the end, as
+/// `WriteBatch::Iterate` does.
+fn for_each_record(rec: &[u8], f: &mut dyn FnMut(Row<'_>) -> shale::Result<()>) -> shale::Result<()> {
+    use shale_engine::batch::{Batch, Marker, Record};
+    let batch = Batch::from_data(rec);
+    let mut found = 0u32;
+    for r in batch.records() {
+        match r? {
+            Record::Entry(e) => {
+                found = found.wrapping_add(1);
+                f(Row::Entry(e))?;
+            }
+            Record::Marker(m) => f(Row::Text(match m {
+                Marker::BeginPrepare => "BEGIN_PREPARE(false) ".to_string(),
+                Marker::EndPrepare(xid) => format!("END_PREPARE({}) ", string_to_hex(xid)),
+                Marker::Commit(xid) => format!("COMMIT({}) ", string_to_hex(xid)),
+                Marker::CommitWithTimestamp { xid, ts } => {
+                    format!("COMMIT_WITH_TIMESTAMP({}, {}) ", string_to_hex(xid), string_to_hex(ts))
+                }
+                Marker::Rollback(xid) => format!("ROLLBACK({}) ", string_to_hex(xid)),
+            }))?,
+            Record::Noop => f(Row::Text("NOOP ".to_string()))?,
+            Record::LogData => {}
+        }
+    }
+    if found != batch.count() {
+        return Err(shale::Error::new(shale::ErrorKind::Corruption, "WriteBatch has wrong count"));
     }
     Ok(())
 }

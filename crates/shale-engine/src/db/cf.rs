@@ -403,6 +403,8 @@ impl DbInner {
         // RocksDB's `InstallSuperVersionForConfigChange` and `RegisterRecordSeqnoTimeWorker`:
         // the mapping's limits follow the settings, with a sample taken now.
         self.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
+        // The flush threads' next sample may be due sooner (notified under the DB mutex).
+        self.work_cv.notify_all();
     }
 }
 
@@ -497,6 +499,7 @@ pub fn create_families(inner: &Arc<DbInner>, new: Vec<NewFamily>) -> Result<Vec<
     // `InstallSuperVersionForConfigChange` at CreateColumnFamily).
     if handles.iter().any(|h| h.config().seqno_time_seconds() > 0) {
         inner.record_seqno_time(super::seqno_time::Sampling::ConfigChange);
+        inner.wake_workers();
     }
     Ok(handles)
 }
@@ -561,6 +564,7 @@ pub fn drop_cf(inner: &Arc<DbInner>, handle: &Arc<CfHandle>) -> Result<()> {
     // had `preserve_internal_time_seconds`: the limits follow the families left.
     if handle.config().preserve_internal_time_seconds > 0 {
         inner.record_seqno_time(super::seqno_time::Sampling::Register);
+        inner.wake_workers();
     }
     inner.hooks.write_options_file(inner)?;
     inner.info_log.log(format_args!("Dropped column family [{}] (ID {})", handle.name, handle.id));

@@ -1182,17 +1182,32 @@ impl DbInner {
     /// picker looks at their tables' ages and reads (called by idle compaction threads, about once a second; acts
     /// once every RocksDB's `ComputeTriggerCompactionPeriod` seconds, which
     /// `max_compaction_trigger_wakeup_seconds` bounds, logging RocksDB's INFO line).
-    pub fn schedule_aged_compactions(&self, st: &mut DbState) {
+    /// How long until `schedule_aged_compactions` is next due (RocksDB's `kTriggerCompaction`
+    /// period after the last run), at least a second.
+    pub fn aged_trigger_wait(&self, st: &DbState) -> std::time::Duration {
         use std::sync::atomic::Ordering as AtomicOrdering;
+        let period = self.aged_trigger_period(st);
+        let due = self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period);
         let now = crate::compaction::picker::unix_now();
+        // Whole seconds from a floor of now: never early, at most a second late.
+        std::time::Duration::from_secs(due.saturating_sub(now).max(1))
+    }
+
+    /// RocksDB's `kTriggerCompaction` period with the options in force (seconds).
+    fn aged_trigger_period(&self, st: &DbState) -> u64 {
         let live = &self.live_options;
         let settings = crate::compaction::trigger::TriggerSettings {
             max_compaction_trigger_wakeup_seconds: live.max_compaction_trigger_wakeup_seconds(),
             stats_dump_period_sec: live.stats_dump_period_sec(),
             stats_persist_period_sec: live.stats_persist_period_sec(),
         };
-        let period =
-            crate::compaction::trigger::trigger_period(&settings, st.cfs.values().map(|c| c.handle.config()));
+        crate::compaction::trigger::trigger_period(&settings, st.cfs.values().map(|c| c.handle.config()))
+    }
+
+    pub fn schedule_aged_compactions(&self, st: &mut DbState) {
+        use std::sync::atomic::Ordering as AtomicOrdering;
+        let now = crate::compaction::picker::unix_now();
+        let period = self.aged_trigger_period(st);
         if now < self.aged_trigger_at.load(AtomicOrdering::Relaxed).saturating_add(period) {
             return;
         }

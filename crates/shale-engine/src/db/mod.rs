@@ -228,6 +228,12 @@ pub struct DbInner {
     /// When a quiet database last looked at its families' time-based compactions, seconds
     /// since the epoch (`DbInner::schedule_aged_compactions`).
     pub aged_trigger_at: std::sync::atomic::AtomicU64,
+    /// Whether a compaction thread has taken the periodic trigger task (one does).
+    pub aged_trigger_claimed: AtomicBool,
+    /// How many times a background thread's idle wait ended (notified or at its deadline),
+    /// counted for tests: an idle database's threads sleep until told or until a periodic
+    /// task of RocksDB's is due, never on a poll (`scheduler.rs`).
+    pub bg_wakeups: std::sync::atomic::AtomicU64,
     _lock: Box<dyn FileLock>,
 }
 

@@ -296,7 +296,9 @@ impl DbInner {
             return;
         }
         if background || self.config.avoid_unnecessary_blocking_io {
-            self.schedule_purge();
+            // Without the DB mutex: notified after taking it, so no flush thread misses it.
+            self.purge_requested.store(true, Ordering::Release);
+            self.wake_workers();
             return;
         }
         let mut st = self.lock_state();
@@ -313,7 +315,9 @@ impl DbInner {
         self.purge_now(st);
     }
 
-    /// RocksDB's `SchedulePurge`: a flush-pool thread runs `purge_now` soon.
+    /// RocksDB's `SchedulePurge`: a flush-pool thread runs `purge_now` soon. The caller
+    /// holds the DB mutex, so the notification reaches a thread that looked and found nothing
+    /// (see `scheduler::idle_wait`).
     pub fn schedule_purge(&self) {
         self.purge_requested.store(true, std::sync::atomic::Ordering::Release);
         self.work_cv.notify_all();

@@ -395,6 +395,8 @@ pub fn new_inner(
         low_pri_limiter: crate::rate_limiter::RateLimiter::new(1 << 20, 100_000, 10, false),
         // RocksDB's trigger task starts one period after the open.
         aged_trigger_at: std::sync::atomic::AtomicU64::new(crate::compaction::picker::unix_now()),
+        bg_wakeups: std::sync::atomic::AtomicU64::new(0),
+        aged_trigger_claimed: AtomicBool::new(false),
         _lock: lock,
     })
 }

@@ -473,6 +473,31 @@ pub fn start_background_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<(
     Ok(threads)
 }
 
+/// A background thread's idle wait on `work_cv`: until notified, or until `deadline` (the
+/// next periodic task of RocksDB's the thread runs) when there is one. Every change a thread
+/// waits for is made and notified under the DB mutex, or notified after taking it (close,
+/// `set_db_options`, `schedule_purge`, a released snapshot), so no wakeup is lost between the
+/// thread's look at the state and its wait; an idle database's threads do not poll.
+pub(super) fn idle_wait(inner: &DbInner, st: &mut MutexGuard<'_, DbState>, deadline: Option<Duration>) {
+    match deadline {
+        Some(d) => {
+            inner.work_cv.wait_for(st, d);
+        }
+        None => inner.work_cv.wait(st),
+    }
+    inner.bg_wakeups.fetch_add(1, Ordering::Relaxed);
+}
+
+impl DbInner {
+    /// Wakes the background threads for a change made without the DB mutex (an atomic flag):
+    /// the mutex is taken first, so a thread that looked at the state before the change is
+    /// waiting by now and gets the notification. Never call with the DB mutex held.
+    pub fn wake_workers(&self) {
+        drop(self.lock_state());
+        self.work_cv.notify_all();
+    }
+}
+
 // The Env's `lower_*_priority` calls, applied by a pool thread to itself as RocksDB's thread
 // pools do (`shale_base::sys::lower_thread_priority`; other systems refuse the calls at open,
 // `env.rs`).
@@ -498,12 +523,13 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
                 next = Instant::now();
             }
             if p == 0 {
-                inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+                // Idle until `set_db_options` sets a period (it notifies under the mutex).
+                idle_wait(&inner, &mut st, None);
                 continue;
             }
             let left = next.saturating_duration_since(Instant::now());
             if !left.is_zero() {
-                inner.work_cv.wait_for(&mut st, left.min(Duration::from_secs(1)));
+                idle_wait(&inner, &mut st, Some(left));
                 continue;
             }
         }
@@ -514,14 +540,10 @@ fn stats_dump_worker(inner: Arc<DbInner>) {
 
 /// Takes a stats snapshot every `stats_persist_period_sec` seconds of the stats clock
 /// (RocksDB's periodic `PersistStats` task, `stats_history.rs`); open took the first. It
-/// waits on `work_cv` so that close wakes it at once, looking at the clock at least every
-/// second (every 50 ms with a clock of the caller's, which moves when a test says).
+/// waits on `work_cv` so that close wakes it at once, until the next run is due (looking at
+/// a clock of the caller's every 50 ms: it moves when a test says, and nothing notifies).
 fn stats_persist_worker(inner: Arc<DbInner>) {
-    let poll = if inner.config.stats_history_clock.is_some() {
-        Duration::from_millis(50)
-    } else {
-        Duration::from_secs(1)
-    };
+    let poll = inner.config.stats_history_clock.is_some().then_some(Duration::from_millis(50));
     loop {
         {
             let mut st = inner.lock_state();
@@ -537,13 +559,15 @@ fn stats_persist_worker(inner: Arc<DbInner>) {
             match inner.stats_next_due() {
                 _ if asked => {}
                 _ if period == 0 => {
-                    inner.work_cv.wait_for(&mut st, poll);
+                    // Idle until `set_db_options` sets a period (it notifies).
+                    idle_wait(&inner, &mut st, None);
                     continue;
                 }
                 Some(due) if now >= due => {}
                 due => {
-                    let left = due.map_or(poll, |d| Duration::from_secs(d - now));
-                    inner.work_cv.wait_for(&mut st, left.min(poll));
+                    // No run yet (open's comes first): look again a second later.
+                    let left = due.map_or(Duration::from_secs(1), |d| Duration::from_secs(d - now));
+                    idle_wait(&inner, &mut st, Some(poll.map_or(left, |p| left.min(p))));
                     continue;
                 }
             }
@@ -569,14 +593,16 @@ fn flush_worker(inner: Arc<DbInner>) {
         if inner.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        let mut idle = Duration::from_secs(1);
+        // Sleep until told, or until the next automatic recovery attempt or seqno-time sample
+        // is due (RocksDB's timed tasks), whichever comes first.
+        let mut idle = inner.seqno_time_wait();
         if let Some(wait) = st.errors.auto_recovery_wait(Instant::now()) {
             if wait.is_zero() {
                 st.errors.start_auto_attempt(interval);
                 let _ = super::unlocked(&mut st, || inner.recover(false));
                 continue;
             }
-            idle = idle.min(wait);
+            idle = Some(idle.map_or(wait, |i| i.min(wait)));
         }
         // RocksDB's periodic `kRecordSeqnoTime` task (`seqno_time.rs`): a sample when due.
         inner.record_seqno_time(super::seqno_time::Sampling::Periodic);
@@ -591,7 +617,7 @@ fn flush_worker(inner: Arc<DbInner>) {
             st.jobs.flush_queue.pop_front()
         };
         let Some(id) = id else {
-            inner.work_cv.wait_for(&mut st, idle);
+            idle_wait(&inner, &mut st, idle);
             continue;
         };
         let Some(cf) = st.cfs.get_mut(&id) else { continue };
@@ -689,8 +715,11 @@ impl DbInner {
     }
 }
 
-/// A compaction thread (LOW pool).
+/// A compaction thread (LOW pool). One of them (the first to start) also runs RocksDB's
+/// periodic `kTriggerCompaction` task when idle, as RocksDB runs it once on its timer, not
+/// once per thread.
 fn compaction_worker(inner: Arc<DbInner>) {
+    let triggers = !inner.aged_trigger_claimed.swap(true, Ordering::AcqRel);
     let mut st = inner.lock_state();
     loop {
         if inner.shutting_down.load(Ordering::Acquire) {
@@ -708,8 +737,12 @@ fn compaction_worker(inner: Arc<DbInner>) {
             && st.jobs.running_compactions - st.jobs.bottom_compactions < DbInner::compaction_limit(&st)
             && !st.jobs.compaction_queue.is_empty();
         if !can_run {
-            if inner.work_cv.wait_for(&mut st, Duration::from_secs(1)).timed_out() {
-                // Tables age with nothing else happening (ttl, periodic compaction).
+            // Tables age with nothing else happening (ttl, periodic compaction): RocksDB's
+            // periodic `kTriggerCompaction` task is the only deadline of an idle thread.
+            let due = triggers.then(|| inner.aged_trigger_wait(&st));
+            idle_wait(&inner, &mut st, due);
+            if triggers {
+                // Whenever the task is due, also on a wake for other work (it checks).
                 inner.schedule_aged_compactions(&mut st);
             }
             continue;
@@ -800,7 +833,8 @@ fn bottom_compaction_worker(inner: Arc<DbInner>) {
         }
         let job = if st.errors.is_db_stopped() { None } else { st.jobs.bottom_queue.pop_front() };
         let Some(BottomJob { id, plan, running, repick }) = job else {
-            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            // A LOW thread hands a job over under the DB mutex and notifies.
+            idle_wait(&inner, &mut st, None);
             continue;
         };
         let (plan, running) = if repick {

@@ -106,6 +106,21 @@ impl DbInner {
         )
     }
 
+    /// How long a flush thread may sleep before the next periodic sample is due (None:
+    /// sampling off, nothing due). With a clock of the caller's, which moves when a test says
+    /// and notifies nobody, 50 ms.
+    pub fn seqno_time_wait(&self) -> Option<std::time::Duration> {
+        let g = self.seqno_time.lock();
+        let every = g.cadence?;
+        if self.config.stats_history_clock.is_some() {
+            return Some(std::time::Duration::from_millis(50));
+        }
+        let now = self.clock_seconds();
+        let due = g.last_sample.map_or(now, |t| t.saturating_add(every));
+        // Whole seconds from a floor of now: never early, at most a second late.
+        Some(std::time::Duration::from_secs(due.saturating_sub(now).max(1)))
+    }
+
     /// The mapping's sampling, by `when`:
     /// - `Periodic` (RocksDB's `RecordSeqnoToTimeMapping`): a sample when one is due, a
     ///   cadence after the last;

@@ -100,8 +100,9 @@ impl DbInner {
     /// RocksDB's `ReleaseSnapshot` step for bottommost files: records `oldest` (the oldest
     /// snapshot left, or the last sequence) for the picker, and when it passes the DB's
     /// threshold (a bottommost file it now frees), asks a compaction thread for a pass over
-    /// the families (`recheck_bottommost_files`). Atomics only: a release may come from any
-    /// thread, holding any lock.
+    /// the families (`recheck_bottommost_files`). Atomics, and the DB mutex taken briefly to
+    /// wake the thread (`wake_workers`) only when the threshold is passed: a release comes
+    /// from a user's thread, which holds no DB lock.
     fn note_oldest_snapshot(&self, oldest: u64) {
         use std::sync::atomic::Ordering;
         self.oldest_snapshot_released.fetch_max(oldest, Ordering::AcqRel);
@@ -109,7 +110,7 @@ impl DbInner {
             // The pass recomputes the threshold; releases until then ask nothing more.
             self.bottommost_threshold.store(u64::MAX, Ordering::Release);
             self.bottommost_recheck.store(true, Ordering::Release);
-            self.work_cv.notify_all();
+            self.wake_workers();
         }
     }
 

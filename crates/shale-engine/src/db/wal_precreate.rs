@@ -132,7 +132,9 @@ pub fn precreate_worker(inner: Arc<DbInner>) {
             return;
         }
         let Precreate::Pending { number, write_buffer_size } = st.wal_precreate else {
-            inner.work_cv.wait_for(&mut st, Duration::from_secs(1));
+            // Nothing to make until a switch asks (`Pending`, set and notified under the DB
+            // mutex) or the close does: no deadline.
+            super::scheduler::idle_wait(&inner, &mut st, None);
             continue;
         };
         st.wal_precreate = Precreate::Creating { number };

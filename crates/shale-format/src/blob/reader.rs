@@ -487,10 +487,21 @@ impl BlobFetcher {
         data.extend_from_slice(&value);
         data.extend_from_slice(&[0, 0, 0, 0]);
         let block = crate::table::block::Block::new(data)?;
-        if let Err(e) = vc.insert_block(key, Arc::new(block), crate::cache::Priority::Bottom) {
-            // RocksDB's strict_capacity_limit: `PutBlobIntoCache` fails and so does the read.
-            record_tick(stats, Ticker::BlobDbCacheAddFailures, 1);
-            return Err(e);
+        // A read's insert, which may give up on a lock another thread holds rather than wait
+        // (as a block read's: `BlockCache::fill_block`).
+        match vc.fill_block(key, Arc::new(block), crate::cache::Priority::Bottom) {
+            Ok(true) => {}
+            Ok(false) => {
+                // It did not take place: an add failure, as RocksDB's `PutBlobIntoCache`
+                // counts a non-OK `InsertEntryIntoCache`; the read goes on.
+                record_tick(stats, Ticker::BlobDbCacheAddFailures, 1);
+                return Ok(value);
+            }
+            Err(e) => {
+                // RocksDB's strict_capacity_limit: `PutBlobIntoCache` fails and so does the read.
+                record_tick(stats, Ticker::BlobDbCacheAddFailures, 1);
+                return Err(e);
+            }
         }
         if let Some(s) = stats {
             s.record_ticks(&[

@@ -383,4 +383,60 @@ mod tests {
         let r = BlobFileReader::open(&fs, dir, 5, 2).unwrap();
         assert_eq!(r.get(b"key", &bi).unwrap(), value);
     }
+
+    /// A blob read's insert into a HyperClock blob cache gives up on a stripe another thread
+    /// holds, as a block read's does, rather than wait: the read returns its value and counts
+    /// `rocksdb.blobdb.cache.add.failures` and no add (RocksDB's `PutBlobIntoCache` on a
+    /// non-OK `InsertEntryIntoCache`).
+    #[test]
+    fn a_blob_fill_insert_that_gives_up_counts_an_add_failure() {
+        use crate::blob::reader::{BlobFetcher, BlobFileCache};
+        use crate::cache::BlockCache;
+        use crate::statistics::{Statistics, Ticker};
+        let fs = Arc::new(MemFileSystem::new());
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let alloc = || 7u64;
+        let opts = BlobWriteOptions {
+            min_blob_size: 0,
+            blob_file_size: 1 << 20,
+            compression: CompressionType::None,
+            codec: CodecOpts::default(),
+            column_family_id: 0,
+            file_checksum: false,
+        };
+        let mut b = BlobFileBuilder::new(&*fs, dir, opts, &alloc);
+        let index = b.add(b"key", &[9u8; 300]).unwrap().unwrap();
+        b.finish().unwrap();
+        let stats = Arc::new(Statistics::new());
+        let cache = Arc::new(BlockCache::new_hyper_clock(1 << 20, 0, false));
+        let fetcher = BlobFetcher {
+            cache: Arc::new(BlobFileCache::new(fs.clone(), dir.to_path_buf(), Some(stats.clone()))),
+            cf_id: 0,
+            value_cache: Some(cache.clone()),
+            fill_cache: true,
+            no_io: false,
+        };
+        let held = cache.hold_all();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = {
+            let (fetcher, index) = (fetcher.clone(), index.clone());
+            std::thread::spawn(move || {
+                let got = fetcher.fetch(b"key", &index);
+                let _ = tx.send(());
+                got
+            })
+        };
+        let finished = rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok();
+        drop(held);
+        assert_eq!(reader.join().unwrap().unwrap(), vec![9u8; 300]);
+        assert!(finished, "the read's insert waited for the held stripe");
+        assert_eq!(stats.ticker_count(Ticker::BlobDbCacheAddFailures), 1);
+        assert_eq!(stats.ticker_count(Ticker::BlobDbCacheAdd), 0);
+        assert_eq!(cache.usage(), 0);
+        // Once free, the same read adds the value.
+        assert_eq!(fetcher.fetch(b"key", &index).unwrap(), vec![9u8; 300]);
+        assert_eq!(stats.ticker_count(Ticker::BlobDbCacheAdd), 1);
+        assert_eq!(stats.ticker_count(Ticker::BlobDbCacheAddFailures), 1);
+    }
 }

@@ -225,7 +225,17 @@ pub enum Insert {
     NoRoom,
     /// Refused under the strict limit: no slot within a fixed table's occupancy limit.
     NoSlot,
+    /// Not kept, and no error: a read's insert gave up on a lock another thread held
+    /// ([`Shard::insert_nowait`]). The insert did not take place, which the caller counts as
+    /// RocksDB counts an `Insert` that returned non-OK (an add failure, no add).
+    Busy,
 }
+
+/// Something a test holds (a stripe's lock guard) until it drops it.
+#[cfg(test)]
+pub trait Held {}
+#[cfg(test)]
+impl<T> Held for T {}
 
 /// One shard of a cache: the operations the LRU and clock shards share.
 pub trait Shard: Send + Sync {
@@ -253,7 +263,7 @@ pub trait Shard: Send + Sync {
     }
     /// The insert a read makes to keep what it read (a block, a blob, a row): a shard may
     /// give up rather than wait for a lock another thread holds, and keep nothing
-    /// ([`Insert::Dropped`]), as the clock shard does; the LRU shard waits.
+    /// ([`Insert::Busy`]), as the clock shard does; the LRU shard waits.
     fn insert_nowait(&self, key: Key, value: Value, charge: usize, role: u8, priority: Priority) -> Insert {
         self.insert_with_priority(key, value, charge, role, priority)
     }
@@ -276,6 +286,12 @@ pub trait Shard: Send + Sync {
     #[cfg(test)]
     fn pool_usages(&self) -> Option<[usize; 3]> {
         None
+    }
+    /// Every lock of the shard a read's insert may give up on, held until dropped (none for
+    /// LRU, whose inserts wait).
+    #[cfg(test)]
+    fn hold_all(&self) -> Vec<Box<dyn Held + '_>> {
+        Vec::new()
     }
 }
 
@@ -524,13 +540,21 @@ impl BlockCache {
         role: u8,
         priority: Priority,
     ) -> Result<()> {
-        self.insert_in(key, value, charge, role, priority, false)
+        self.insert_in(key, value, charge, role, priority, false).map(|_| ())
     }
 
     /// `insert_entry` for what a read brought in (a metadata block): the shard may give up
     /// rather than wait for a lock another thread holds, and then keeps nothing
-    /// ([`Shard::insert_nowait`]); the next read of the block reads it again.
-    pub fn fill_entry(&self, key: Key, value: Value, charge: usize, role: u8, high_pri: bool) -> Result<()> {
+    /// ([`Shard::insert_nowait`]); the next read of the block reads it again. `Ok(false)`:
+    /// the insert gave up and did not take place (the caller counts an add failure).
+    pub fn fill_entry(
+        &self,
+        key: Key,
+        value: Value,
+        charge: usize,
+        role: u8,
+        high_pri: bool,
+    ) -> Result<bool> {
         self.insert_in(key, value, charge, role, Priority::of(high_pri), true)
     }
 
@@ -542,7 +566,7 @@ impl BlockCache {
         role: u8,
         priority: Priority,
         nowait: bool,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let shard = self.shard(&key);
         let charge = charge + self.entry_metadata;
         let outcome = if nowait {
@@ -551,7 +575,8 @@ impl BlockCache {
             shard.insert_with_priority(key, value, charge, role, priority)
         };
         let what = match outcome {
-            Insert::Kept | Insert::Dropped => return Ok(()),
+            Insert::Kept | Insert::Dropped => return Ok(true),
+            Insert::Busy => return Ok(false),
             Insert::NoRoom if self.kind == CacheKind::Lru => "Insert failed due to LRU cache being full.",
             Insert::NoRoom => "Insert failed because unable to evict entries to stay within capacity limit.",
             Insert::NoSlot => {
@@ -581,10 +606,23 @@ impl BlockCache {
     }
 
     /// Caches a data block a read brought in (low priority); as [`BlockCache::fill_entry`],
-    /// it may keep nothing rather than wait for a lock another thread holds.
-    pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<()> {
+    /// it may keep nothing rather than wait for a lock another thread holds (`Ok(false)`).
+    pub fn insert(&self, key: CacheKey, block: Arc<Block>) -> Result<bool> {
+        self.fill_block(key, block, Priority::Low)
+    }
+
+    /// Caches a block (or a blob) a read brought in with `priority`; as
+    /// [`BlockCache::fill_entry`], it may keep nothing rather than wait for a lock another
+    /// thread holds (`Ok(false)`).
+    pub fn fill_block(&self, key: CacheKey, block: Arc<Block>, priority: Priority) -> Result<bool> {
         let charge = block.size() + block.extra_memory();
-        self.insert_in(Key::Block(key), block, charge, role::DATA_BLOCK, Priority::Low, true)
+        self.insert_in(Key::Block(key), block, charge, role::DATA_BLOCK, priority, true)
+    }
+
+    /// Holds every lock a read's insert may give up on until the guards are dropped.
+    #[cfg(test)]
+    pub fn hold_all(&self) -> Vec<Box<dyn Held + '_>> {
+        self.shards.iter().flat_map(|s| s.hold_all()).collect()
     }
 
     /// Caches a data block (or a blob, as a block of its bytes) with `priority`: RocksDB puts
@@ -1136,7 +1174,7 @@ mod tests {
         let mut err = None;
         for i in 0..1000 {
             match strict.insert(f.with_offset(i), block(100)) {
-                Ok(()) => held.push(strict.get(&f.with_offset(i)).unwrap()),
+                Ok(_) => held.push(strict.get(&f.with_offset(i)).unwrap()),
                 Err(e) => {
                     err = Some(e);
                     break;

@@ -52,8 +52,9 @@
 //! **Readers never sleep on a stripe.** A lookup, and the insert a read makes to keep the
 //! block it read ([`Shard::insert_nowait`]), try the stripe's lock a bounded number of times
 //! ([`TRY_LOCK_SPINS`]) and give up when it stays taken: the lookup misses (the block is read
-//! from its file), the insert keeps nothing (as if inserted and evicted at once,
-//! [`Insert::Dropped`]). RocksDB's HyperClockCache looks up and inserts with no lock at all
+//! from its file), the insert keeps nothing and says so ([`Insert::Busy`]: no error, the read
+//! goes on, and its caller counts an add failure, as RocksDB counts an `Insert` that did not
+//! take place: `BLOCK_CACHE_ADD_FAILURES`, `BLOB_DB_CACHE_ADD_FAILURES`). RocksDB's HyperClockCache looks up and inserts with no lock at all
 //! (an atomic meta word per slot), so none of its readers waits for another thread. With a
 //! lock, a holder the scheduler preempted made every reader of its stripe sleep until it ran
 //! again, a whole time slice: of the readers' 248 sleeps in `readrandom --threads=4` on two
@@ -411,7 +412,7 @@ impl ClockShard {
             if nowait { stripe.write_nowait() } else { stripe.write().map_or(Tried::Poisoned, Tried::Got) };
         let mut g = match got {
             Tried::Got(g) => g,
-            Tried::Busy => return Insert::Dropped,
+            Tried::Busy => return Insert::Busy,
             Tried::Poisoned => return Insert::NoRoom,
         };
         if let Some(&old) = g.map.get(&key) {
@@ -512,6 +513,15 @@ impl Shard for ClockShard {
 
     fn insert_nowait(&self, key: Key, value: Value, charge: usize, role: u8, priority: Priority) -> Insert {
         self.insert_impl(key, value, charge, role, priority, true)
+    }
+
+    #[cfg(test)]
+    fn hold_all(&self) -> Vec<Box<dyn super::block_cache::Held + '_>> {
+        self.stripes
+            .iter()
+            .filter_map(|s| s.write())
+            .map(|g| Box::new(g) as Box<dyn super::block_cache::Held + '_>)
+            .collect()
     }
 
     fn erase(&self, key: &Key) -> bool {
@@ -744,7 +754,7 @@ mod tests {
             (100u64..).map(|i| Key::Block(f.with_offset(i))).find(|x| shard.stripe_of(x) == s).unwrap();
         assert_eq!(
             shard.insert_nowait(same_stripe.clone(), Arc::new(()), 100, 0, Priority::Low),
-            Insert::Dropped
+            Insert::Busy
         );
         // A waiting insert finishes once the holder lets go.
         let (tx, rx) = std::sync::mpsc::channel();

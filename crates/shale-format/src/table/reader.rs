@@ -1170,11 +1170,16 @@ impl Table {
         // A block's per-entry checksums are charged with it (RocksDB's
         // `Block::ApproximateMemoryUsage`).
         let extra = (&*v as &dyn std::any::Any).downcast_ref::<Block>().map_or(0, Block::extra_memory);
-        if let Err(e) = cache.fill_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority) {
-            crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
-            return Err(e);
+        match cache.fill_entry(key, v.clone(), size + extra, role, self.meta_policy.high_priority) {
+            Ok(true) => count_meta_add(stats, index, size),
+            // The insert gave up on a busy lock: it did not take place, which RocksDB's
+            // `PutDataBlockToCache` counts as an add failure; the read goes on.
+            Ok(false) => crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1),
+            Err(e) => {
+                crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
+                return Err(e);
+            }
         }
-        count_meta_add(stats, index, size);
         Ok(v)
     }
 
@@ -1405,12 +1410,20 @@ impl Table {
         );
         if fill_cache {
             if let Some(cache) = &self.opts.block_cache {
-                if let Err(e) = cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone()) {
-                    // RocksDB's strict_capacity_limit: the read fails with MemoryLimit.
+                let added = match cache.insert(self.opts.cache_key.with_offset(handle.offset), block.clone())
+                {
+                    Ok(added) => added,
+                    Err(e) => {
+                        // RocksDB's strict_capacity_limit: the read fails with MemoryLimit.
+                        crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
+                        return Err(e);
+                    }
+                };
+                if !added {
+                    // The insert gave up on a busy lock and did not take place: an add
+                    // failure, as RocksDB's `PutDataBlockToCache` counts a non-OK `Insert`.
                     crate::statistics::record_tick(stats, Ticker::BlockCacheAddFailures, 1);
-                    return Err(e);
-                }
-                if let Some(s) = stats {
+                } else if let Some(s) = stats {
                     let n = block.size() as u64;
                     s.record_ticks(&[
                         (Ticker::BlockCacheAdd, 1),

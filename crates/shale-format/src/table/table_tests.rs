@@ -254,6 +254,53 @@ fn filter_skips_data_blocks_and_cache_serves_repeats() {
     assert!(cache.usage() > 0);
 }
 
+/// A read's insert into a HyperClock cache that gives up on a stripe another thread holds
+/// did not take place: it counts `rocksdb.block.cache.add.failures` and no add, as RocksDB's
+/// `PutDataBlockToCache` counts an `Insert` that returned non-OK, and the read goes on.
+#[test]
+fn a_fill_insert_that_gives_up_counts_an_add_failure() {
+    use crate::statistics::{Statistics, Ticker};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.sst");
+    let data = entries(2000);
+    build(&path, TableBuilderOptions::new(bytewise_internal_comparator()), &data);
+    let cache = Arc::new(BlockCache::new_hyper_clock(1 << 20, 0, false));
+    let stats = Arc::new(Statistics::new());
+    let fs = default_fs();
+    let t = Table::open(
+        fs.new_random_access_file(&path).unwrap(),
+        fs.file_size(&path).unwrap(),
+        TableReaderOptions {
+            timestamps_persisted: true,
+            icmp: bytewise_internal_comparator(),
+            block_cache: Some(cache.clone()),
+            verify_checksums: true,
+            file_name: path.display().to_string(),
+            cache_key: crate::cache::OffsetableCacheKey::unique(),
+            statistics: Some(stats.clone()),
+            block_protection_bytes_per_key: 0,
+        },
+    )
+    .unwrap();
+    let count = |t: Ticker| stats.ticker_count(t);
+    let (adds, failures) = (count(Ticker::BlockCacheAdd), count(Ticker::BlockCacheAddFailures));
+    let k = lookup_key(crate::key::user_key(&data[500].0), 1 << 40);
+    {
+        let _held = cache.hold_all();
+        let got = t.get(&k, true).unwrap().unwrap();
+        assert_eq!(got.1, data[500].1, "the read goes on");
+    }
+    assert_eq!(count(Ticker::BlockCacheAddFailures), failures + 1, "an add failure");
+    assert_eq!(count(Ticker::BlockCacheAdd), adds, "no add");
+    assert_eq!(count(Ticker::BlockCacheDataAdd), 0);
+    assert_eq!(cache.usage(), 0, "nothing kept");
+    // Once free, the same read adds its block.
+    t.get(&k, true).unwrap().unwrap();
+    assert_eq!(count(Ticker::BlockCacheAdd), adds + 1);
+    assert_eq!(count(Ticker::BlockCacheAddFailures), failures + 1);
+    assert!(cache.usage() > 0);
+}
+
 #[test]
 fn comparator_mismatch_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -420,6 +420,17 @@ pub(crate) fn log_cf_options(
     cache: Option<&Arc<crate::cache::BlockCache>>,
 ) {
     use crate::options_table::{log_value, LOG_CF_LINES};
+    if o.compaction_style_none {
+        // RocksDB's ColumnFamilyData, building the family's NullCompactionPicker, just
+        // before it dumps the options.
+        log.log_at(
+            shale_engine::config::LogLevel::Warn,
+            format_args!(
+                "Column family {name} does not use any background compaction. Compactions can only be \
+                 done via CompactFiles"
+            ),
+        );
+    }
     log.log(format_args!("--------------- Options for column family [{name}]:"));
     for line in LOG_CF_LINES {
         let label = line.label;

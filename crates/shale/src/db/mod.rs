@@ -162,6 +162,14 @@ impl<T: ThreadMode, D: DBInner> DBCommon<T, D> {
         self.inner.pipelined_write_overlaps()
     }
 
+    /// How many times a background thread's idle wait has ended (notified or at a periodic
+    /// task's deadline). Not in rust-rocksdb; for Shale's tests: an idle database's threads
+    /// sleep until told, or until one of RocksDB's periodic tasks is due.
+    #[doc(hidden)]
+    pub fn background_wakeups(&self) -> u64 {
+        self.inner.bg_wakeups.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Lets writes resume after a hard background error whose cause has gone (RocksDB's
     /// Resume): starts a new WAL, flushes every memtable, and clears the error once that is
     /// durable. Fails (and keeps writes stopped) while the cause is still there, and after a

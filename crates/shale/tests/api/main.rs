@@ -46,6 +46,7 @@ mod fifo_options;
 mod hash_memtable_concurrent_writes;
 mod hint_options;
 mod hyper_clock_estimated_charge;
+mod idle_wakeups;
 mod info_log_level;
 mod ingest_timestamps;
 mod inplace_update;
