@@ -1727,14 +1727,13 @@ impl Options {
         self.stats_history_clock = Some(clock);
     }
 
-    /// RocksDB's `advise_random_on_open` (default true), recorded in the OPTIONS file as
-    /// set. RocksDB then calls `posix_fadvise(RANDOM)` on each table it opens, turning off
-    /// the kernel's readahead, and reads compaction inputs through its own
-    /// `compaction_readahead_size` buffer instead. Shale reads compaction inputs and scans
-    /// through such buffers too (`table/prefetch.rs`) and keeps the kernel's readahead of
-    /// plain reads either way; the bytes read are the same. With `allow_mmap_reads`, each
-    /// table's mapping is advised `MADV_RANDOM` as RocksDB's (a fault reads only its page,
-    /// no read-around).
+    /// RocksDB's `advise_random_on_open` (default true): each table and blob file opened for
+    /// reads is advised `posix_fadvise(RANDOM)`, turning off the kernel's readahead (a Get
+    /// reads only its blocks' pages from disk), or with `allow_mmap_reads` its mapping
+    /// `MADV_RANDOM` (a fault reads only its page), as RocksDB's. Compaction inputs and long
+    /// scans are read through Shale's own readahead buffers either way (`table/prefetch.rs`,
+    /// as RocksDB's `compaction_readahead_size` and auto readahead). Direct reads take no
+    /// hint.
     pub fn set_advise_random_on_open(&mut self, advise: bool) {
         self.advise_random_on_open = advise;
     }

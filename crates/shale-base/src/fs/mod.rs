@@ -182,9 +182,10 @@ pub trait SyncHandle: Send + Sync {
 pub struct ReadFileOptions {
     pub direct: bool,
     pub mmap: bool,
-    /// With `mmap`: the mapping is advised `MADV_RANDOM` (the kernel reads only the page a
-    /// fault needs, no read-around), as RocksDB's table cache hints each table reader it
-    /// opens with `advise_random_on_open` (`PosixMmapReadableFile::Hint(kRandom)`).
+    /// The file is advised for random access, as RocksDB's table cache and blob file reader
+    /// hint each file they open with `advise_random_on_open` (`FSRandomAccessFile::Hint
+    /// (kRandom)`): a plain file `POSIX_FADV_RANDOM` (no readahead), a mapping `MADV_RANDOM`
+    /// (a fault reads only its page, no read-around); a direct-read file takes no hint.
     pub advise_random: bool,
 }
 

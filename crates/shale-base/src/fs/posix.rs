@@ -311,9 +311,7 @@ impl FileSystem for PosixInheritableFileSystem {
         PosixFileSystem.open_writable_opts(path, self.use_fsync, o, false)
     }
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
-        inheritable(&file, path)?;
-        Ok(Arc::new(PosixRandomAccessFile { file, path: path.to_path_buf() }))
+        Ok(Arc::new(PosixRandomAccessFile::open(path, true, false)?))
     }
     fn new_random_access_file_with(
         &self,
@@ -329,7 +327,7 @@ impl FileSystem for PosixInheritableFileSystem {
             inheritable(f.file(), path)?;
             return Ok(Arc::new(f));
         }
-        self.new_random_access_file(path)
+        Ok(Arc::new(PosixRandomAccessFile::open(path, true, o.advise_random)?))
     }
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         let file =
@@ -574,6 +572,25 @@ struct PosixRandomAccessFile {
     path: PathBuf,
 }
 
+impl PosixRandomAccessFile {
+    /// Opens `path` for reads at offsets; `inheritable`: the descriptor survives `exec`;
+    /// `advise_random`: the file is advised `POSIX_FADV_RANDOM` (no kernel readahead, a read
+    /// brings in only its own pages), as RocksDB's table cache and blob file reader hint each
+    /// file they open under `advise_random_on_open` (`PosixRandomAccessFile::Hint(kRandom)`).
+    /// As RocksDB's `Fadvise`, a refused hint is not an error: reads are the same without it.
+    fn open(path: &Path, inheritable_fd: bool, advise_random: bool) -> Result<PosixRandomAccessFile> {
+        let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
+        if inheritable_fd {
+            inheritable(&file, path)?;
+        }
+        if advise_random {
+            // SAFETY: a valid open descriptor owned by `file`; fadvise reads no memory of ours.
+            let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+        }
+        Ok(PosixRandomAccessFile { file, path: path.to_path_buf() })
+    }
+}
+
 impl RandomAccessFile for PosixRandomAccessFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let mut done = 0;
@@ -702,8 +719,7 @@ impl FileSystem for PosixFileSystem {
     }
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(|e| Error::io(ctx("open a file for random read", path), e))?;
-        Ok(Arc::new(PosixRandomAccessFile { file, path: path.to_path_buf() }))
+        Ok(Arc::new(PosixRandomAccessFile::open(path, false, false)?))
     }
 
     /// As RocksDB's `PosixFileSystem::NewRandomAccessFile`: mmap reads map the whole file
@@ -721,7 +737,7 @@ impl FileSystem for PosixFileSystem {
         if o.direct {
             return Ok(Arc::new(super::direct_io::DirectReadFile::open(path)?));
         }
-        self.new_random_access_file(path)
+        Ok(Arc::new(PosixRandomAccessFile::open(path, false, o.advise_random)?))
     }
 
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
@@ -848,6 +864,60 @@ impl FileSystem for PosixFileSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pages of `path` in the page cache (`mincore` over a mapping of the file).
+    fn resident_pages(path: &Path) -> usize {
+        let file = File::open(path).unwrap();
+        let len = file.metadata().unwrap().len() as usize;
+        let pages = len.div_ceil(4096);
+        // SAFETY: a read-only shared mapping of `len` bytes of an open file; unmapped below.
+        let addr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        };
+        assert_ne!(addr, libc::MAP_FAILED);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: `addr` is the mapping of `len` bytes just made; `vec` has a byte per page.
+        let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+        // SAFETY: the mapping made above, unmapped once.
+        unsafe { libc::munmap(addr, len) };
+        assert_eq!(rc, 0);
+        vec.iter().filter(|b| *b & 1 == 1).count()
+    }
+
+    /// `advise_random` turns the kernel's readahead off (`POSIX_FADV_RANDOM`, as RocksDB's
+    /// `Hint(kRandom)` under `advise_random_on_open`): three reads of the first pages of a
+    /// file not in the page cache bring in those three pages with it, and more without it.
+    #[test]
+    fn advise_random_turns_readahead_off() {
+        let dir = tempfile::tempdir().unwrap();
+        for (fs, name) in [
+            (&PosixFileSystem as &dyn FileSystem, "plain"),
+            (&PosixInheritableFileSystem { use_fsync: false } as &dyn FileSystem, "inheritable"),
+        ] {
+            for advise in [false, true] {
+                let path = dir.path().join(format!("{name}-{advise}"));
+                std::fs::write(&path, vec![7u8; 256 * 4096]).unwrap();
+                let f = File::open(&path).unwrap();
+                f.sync_all().unwrap();
+                // SAFETY: a valid descriptor owned by `f`; fadvise reads no memory of ours.
+                let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+                assert_eq!(rc, 0);
+                assert_eq!(resident_pages(&path), 0, "{name}: the page cache let go of the file (not tmpfs)");
+                let o = super::super::ReadFileOptions { advise_random: advise, ..Default::default() };
+                let r = fs.new_random_access_file_with(&path, o).unwrap();
+                let mut buf = [0u8; 4096];
+                for page in 0..3u64 {
+                    assert_eq!(r.read_at(page * 4096, &mut buf).unwrap(), 4096);
+                }
+                let resident = resident_pages(&path);
+                if advise {
+                    assert_eq!(resident, 3, "{name}: advised random, only the pages read");
+                } else {
+                    assert!(resident > 3, "{name}: the kernel reads ahead ({resident} pages)");
+                }
+            }
+        }
+    }
 
     /// `new_writable_file_with_buffer`'s maximum decides when appends reach the file: with
     /// a 4 KiB maximum, 10,000 bytes of small appends are on disk before any flush; with

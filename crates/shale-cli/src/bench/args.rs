@@ -369,6 +369,11 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
     pub mmap_read: bool,
+    /// Table files are opened with random-access advice (`advise_random_on_open`, RocksDB's
+    /// default true): `MADV_RANDOM` on a mapped table, `POSIX_FADV_RANDOM` otherwise.
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = parse_bool)]
+    pub advise_random_on_open: bool,
     /// Files are written through mmap (`allow_mmap_writes`).
     #[arg(long, default_value_t = false, num_args = 0..=1, require_equals = true,
           default_missing_value = "true", value_parser = parse_bool)]
@@ -562,6 +567,7 @@ mod tests {
             ("use_direct_io_for_flush_and_compaction", a.use_direct_io_for_flush_and_compaction.to_string()),
             ("mmap_read", a.mmap_read.to_string()),
             ("mmap_write", a.mmap_write.to_string()),
+            ("advise_random_on_open", a.advise_random_on_open.to_string()),
             ("bytes_per_sync", a.bytes_per_sync.to_string()),
             ("max_total_wal_size", a.max_total_wal_size.to_string()),
             ("compression_type", format!("\"{}\"", a.compression_type)),

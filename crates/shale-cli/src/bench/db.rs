@@ -83,6 +83,7 @@ pub fn options(a: &BenchArgs) -> Result<Options, String> {
     o.set_use_direct_io_for_flush_and_compaction(a.use_direct_io_for_flush_and_compaction);
     o.set_allow_mmap_reads(a.mmap_read);
     o.set_allow_mmap_writes(a.mmap_write);
+    o.set_advise_random_on_open(a.advise_random_on_open);
     o.set_bytes_per_sync(a.bytes_per_sync);
     o.set_max_total_wal_size(a.max_total_wal_size);
     o.set_target_file_size_base(a.target_file_size_base.max(0) as u64);

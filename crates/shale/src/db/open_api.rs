@@ -131,9 +131,8 @@ pub(crate) fn open_as<T: ThreadMode>(
         crate::fs::ReadFileOptions {
             direct: config.use_direct_reads,
             mmap: config.allow_mmap_reads,
-            // Only a mapping is advised: plain reads keep the kernel's readahead (see
-            // `Options::set_advise_random_on_open`).
-            advise_random: config.allow_mmap_reads && config.advise_random_on_open,
+            // Each table and blob file opened for reads (`Options::set_advise_random_on_open`).
+            advise_random: config.advise_random_on_open,
         },
         crate::fs::WriteFileOptions {
             max_buffer_size: 0,
