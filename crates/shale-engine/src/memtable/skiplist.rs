@@ -204,8 +204,9 @@ unsafe impl Sync for SkipList {}
 unsafe fn slot<'a>(node: *mut u8, level: usize) -> &'a AtomicPtr<u8> {
     // SAFETY: per the contract the slot lies inside the node's allocation (or the head's
     // tower), is pointer-aligned (nodes are allocated 8-aligned and the node pointer is a
-    // whole number of slots past the start) and initialized (zeroed by the arena: a null
-    // pointer, or the head's null).
+    // whole number of slots past the start) and initialized memory (fresh zero pages, or
+    // an earlier memtable's bytes in a recycled arena region: never read as a link before
+    // `link` stores it, which it does before it publishes the node at that level).
     unsafe { &*node.cast::<AtomicPtr<u8>>().sub(level) }
 }
 
@@ -466,11 +467,11 @@ impl SkipList {
         self.arena.memory_usage()
     }
 
-    /// `bytes` zeroed bytes of the list's arena, linked to nothing: storage for the entries
-    /// of another representation of the same memtable's points (the vector memtable,
-    /// [`super::vector`]), so they are charged and freed with the list. `concurrent`: the
-    /// caller is one of several writers at once (memory from the arena while its lock is
-    /// free, else from a shard, as [`SkipList::insert_concurrently`]).
+    /// `bytes` bytes of the list's arena (contents unspecified: see [`super::arena`]), linked
+    /// to nothing: storage for the entries of another representation of the same memtable's
+    /// points (the vector memtable, [`super::vector`]), so they are charged and freed with
+    /// the list. `concurrent`: the caller is one of several writers at once (memory from the
+    /// arena while its lock is free, else from a shard, as [`SkipList::insert_concurrently`]).
     pub fn allocate_unlinked(&self, bytes: usize, concurrent: bool) -> std::ptr::NonNull<u8> {
         if concurrent {
             if let Some(p) = self.arena.try_main(|a| a.allocate_aligned(bytes, 1)) {
