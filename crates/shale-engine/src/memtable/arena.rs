@@ -57,7 +57,9 @@
 //! publishes the node; the vector memtable writes its whole entry). The pool holds at most what
 //! the largest arena that gave to it held in regions (a flushed memtable's worth: the next
 //! memtable of that size takes it all back), no more than its write buffer manager's room
-//! left when that has a limit, and nothing once no arena is alive (every database closed).
+//! left when that has a limit, nothing once no arena is alive (every database closed), and
+//! nothing from the moment a large memtable turns immutable (see [`Arena::done_allocating`]:
+//! what the pool kept during the flush would add to the peak).
 //! Memory in the pool is charged to no write buffer manager: it is no memtable's.
 //!
 //! An arena may be charged to a write buffer manager
@@ -219,8 +221,22 @@ impl Arena {
     }
 
     /// The owner will take no more writes (RocksDB's `AllocTracker::DoneAllocating`): the
-    /// blocks stop counting as active memory of the tracker.
+    /// blocks stop counting as active memory of the tracker. When the arena holds regions (a
+    /// large memtable turned immutable, its flush about to start), the pool gives back what
+    /// it holds: the memtable after this one grows beside it until the flush ends, and memory
+    /// kept in the pool then, beyond what that memtable takes meanwhile, would only raise the
+    /// peak; the flushed memtable's regions fill the pool again when it drops.
     pub fn done_allocating(&mut self) {
+        if !self.done {
+            self.stop_counting_active();
+            if self.blocks.iter().any(|b| matches!(b, Block::Region(..))) {
+                self.pool.release_all();
+            }
+        }
+    }
+
+    /// The blocks stop counting as active memory of the tracker.
+    fn stop_counting_active(&mut self) {
         if !self.done {
             self.done = true;
             if let Some(t) = &self.tracker {
@@ -414,7 +430,7 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        self.done_allocating();
+        self.stop_counting_active();
         if let Some(t) = &self.tracker {
             t.free(self.allocated);
         }
@@ -497,6 +513,20 @@ pub mod region_pool {
         /// Bytes of the regions held.
         pub fn bytes(&self) -> usize {
             self.free.lock().bytes
+        }
+
+        /// Unmaps every region held.
+        pub(super) fn release_all(&self) {
+            let regions = {
+                let mut f = self.free.lock();
+                f.bytes = 0;
+                std::mem::take(&mut f.regions)
+            };
+            for (p, s) in regions {
+                // SAFETY: regions the pool kept from dropped arenas and handed to nobody
+                // since: live mappings of `s` bytes that nothing points into.
+                unsafe { super::lazy_block::unmap(NonNull::new_unchecked(p as *mut u8), s) };
+            }
         }
 
         pub(super) fn arena_created(&self) {
@@ -1326,8 +1356,22 @@ mod tests {
         assert_eq!(pool.bytes(), 0, "d took both regions, e mapped its own");
         drop(d);
         assert_eq!(pool.bytes(), 0, "e still holds 6 MiB of a 3 MiB budget: no room");
+        let mut h = pooled(pool, None);
+        fill_six_blocks(&mut h, 5);
         drop(e);
         assert_eq!(pool.bytes(), HUGE_REGION, "3 MiB of room: one region kept");
+
+        // A memtable without regions turning immutable leaves the pool alone; one with
+        // regions (its flush about to start) empties it.
+        let mut small_one = pooled(pool, None);
+        small_one.allocate_aligned(100, 8);
+        small_one.done_allocating();
+        assert_eq!(pool.bytes(), HUGE_REGION);
+        h.done_allocating();
+        assert_eq!(pool.bytes(), 0, "a large memtable turned immutable: the pool is emptied");
+        drop(h);
+        assert_eq!(pool.bytes(), 2 * HUGE_REGION, "its regions come back when it drops");
+        drop(small_one);
 
         drop(keeper);
         assert_eq!(pool.bytes(), 0, "the last arena dropped: the pool is emptied");
