@@ -57,9 +57,11 @@
 //! publishes the node; the vector memtable writes its whole entry). The pool holds at most what
 //! the largest arena that gave to it held in regions (a flushed memtable's worth: the next
 //! memtable of that size takes it all back), no more than its write buffer manager's room
-//! left when that has a limit, nothing once no arena is alive (every database closed), and
-//! nothing from the moment a large memtable turns immutable (see [`Arena::done_allocating`]:
-//! what the pool kept during the flush would add to the peak).
+//! left when that has a limit, and nothing once no arena is alive (every database closed).
+//! The peak does not rise: a flushed memtable's regions enter the pool as the memtable after
+//! it (which grew beside it during the flush) goes on from them, so the next flush's peak
+//! is the flushed memtable and the larger of what the pool kept and what the next memtable
+//! grows during that flush, the growth during the previous flush at most.
 //! Memory in the pool is charged to no write buffer manager: it is no memtable's.
 //!
 //! An arena may be charged to a write buffer manager
@@ -221,22 +223,8 @@ impl Arena {
     }
 
     /// The owner will take no more writes (RocksDB's `AllocTracker::DoneAllocating`): the
-    /// blocks stop counting as active memory of the tracker. When the arena holds regions (a
-    /// large memtable turned immutable, its flush about to start), the pool gives back what
-    /// it holds: the memtable after this one grows beside it until the flush ends, and memory
-    /// kept in the pool then, beyond what that memtable takes meanwhile, would only raise the
-    /// peak; the flushed memtable's regions fill the pool again when it drops.
+    /// blocks stop counting as active memory of the tracker.
     pub fn done_allocating(&mut self) {
-        if !self.done {
-            self.stop_counting_active();
-            if self.blocks.iter().any(|b| matches!(b, Block::Region(..))) {
-                self.pool.release_all();
-            }
-        }
-    }
-
-    /// The blocks stop counting as active memory of the tracker.
-    fn stop_counting_active(&mut self) {
         if !self.done {
             self.done = true;
             if let Some(t) = &self.tracker {
@@ -430,7 +418,7 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        self.stop_counting_active();
+        self.done_allocating();
         if let Some(t) = &self.tracker {
             t.free(self.allocated);
         }
@@ -513,20 +501,6 @@ pub mod region_pool {
         /// Bytes of the regions held.
         pub fn bytes(&self) -> usize {
             self.free.lock().bytes
-        }
-
-        /// Unmaps every region held.
-        pub(super) fn release_all(&self) {
-            let regions = {
-                let mut f = self.free.lock();
-                f.bytes = 0;
-                std::mem::take(&mut f.regions)
-            };
-            for (p, s) in regions {
-                // SAFETY: regions the pool kept from dropped arenas and handed to nobody
-                // since: live mappings of `s` bytes that nothing points into.
-                unsafe { super::lazy_block::unmap(NonNull::new_unchecked(p as *mut u8), s) };
-            }
         }
 
         pub(super) fn arena_created(&self) {
@@ -1361,17 +1335,12 @@ mod tests {
         drop(e);
         assert_eq!(pool.bytes(), HUGE_REGION, "3 MiB of room: one region kept");
 
-        // A memtable without regions turning immutable leaves the pool alone; one with
-        // regions (its flush about to start) empties it.
-        let mut small_one = pooled(pool, None);
-        small_one.allocate_aligned(100, 8);
-        small_one.done_allocating();
-        assert_eq!(pool.bytes(), HUGE_REGION);
+        // A memtable turning immutable leaves the pool alone (the next memtable takes from
+        // it); its regions come back when it drops.
         h.done_allocating();
-        assert_eq!(pool.bytes(), 0, "a large memtable turned immutable: the pool is emptied");
+        assert_eq!(pool.bytes(), HUGE_REGION);
         drop(h);
-        assert_eq!(pool.bytes(), 2 * HUGE_REGION, "its regions come back when it drops");
-        drop(small_one);
+        assert_eq!(pool.bytes(), 2 * HUGE_REGION, "the pool keeps at most what h held in regions");
 
         drop(keeper);
         assert_eq!(pool.bytes(), 0, "the last arena dropped: the pool is emptied");
