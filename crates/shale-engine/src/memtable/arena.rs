@@ -47,6 +47,26 @@
 //! block, small configured sizes) and a huge entry's own block come from the global
 //! allocator.
 //!
+//! A dropped arena's huge page regions are not unmapped at once: they go to a process-wide
+//! pool ([`region_pool`]) that the next large arena takes its regions from before mapping new
+//! ones. A fresh mapping is zero, so the kernel clears each of its pages at the first touch
+//! (a 64 MiB memtable: 64 MiB of `clear_page`, 12 to 17% of the CPU samples of BlobDB's
+//! fillrandom), where RocksDB's blocks come from glibc's heap and are reused without clearing
+//! once freed. So
+//! arena memory is **not zeroed**: a recycled region holds the entries of an earlier memtable,
+//! and every user writes what it reads (the skiplist stores each of a node's links before it
+//! publishes the node; the vector memtable writes its whole entry). The pool holds at most what
+//! the largest arena that gave to it held in regions (a flushed memtable's worth: the next
+//! memtable of that size takes it all back), no more than its write buffer manager's room
+//! left when that has a limit, and nothing once no arena is alive (every database closed).
+//! The peak does not rise: the pool fills when a flushed memtable drops, and the memtable
+//! that grew beside it during the flush goes on from the pool; what is left there is about
+//! what that memtable grew during the flush, and the next memtable takes it first while it
+//! grows during the next flush. So each flush's peak is the flushed memtable plus the larger
+//! of the growth during that flush and during the one before: no more than without the pool
+//! over a run of flushes.
+//! Memory in the pool is charged to no write buffer manager: it is no memtable's.
+//!
 //! An arena may be charged to a write buffer manager
 //! ([`super::write_buffer_manager`]): each block is reserved when allocated, given up from
 //! the active count by [`Arena::done_allocating`] (the memtable became immutable), and freed
@@ -111,6 +131,9 @@ pub struct Arena {
     /// Whether a large arena's blocks come from transparent huge page regions (tests turn
     /// it off to look at the page-by-page policy alone).
     thp: bool,
+    /// Where freed regions go and new ones are taken from first (tests give an arena a pool
+    /// of its own).
+    pool: &'static region_pool::RegionPool,
 }
 
 // SAFETY: the arena exclusively owns its blocks (raw pointers from the global allocator or
@@ -122,6 +145,11 @@ impl Arena {
     /// An arena that allocates blocks of `block_size` bytes (at least 4 KiB, rounded up to
     /// a multiple of 16). No memory is allocated until the first request.
     pub fn new(block_size: usize) -> Arena {
+        Arena::unregistered(block_size).registered()
+    }
+
+    /// An arena of the global pool, not yet counted among its live arenas.
+    fn unregistered(block_size: usize) -> Arena {
         let block_size = block_size.max(MIN_BLOCK_SIZE).next_multiple_of(BLOCK_ALIGN);
         Arena {
             block_size,
@@ -136,7 +164,14 @@ impl Arena {
             region_next: 0,
             region_left: 0,
             thp: lazy_block::thp_enabled(),
+            pool: region_pool::global(),
         }
+    }
+
+    /// Counts the arena among the live ones of its pool (see [`region_pool`]).
+    fn registered(self) -> Arena {
+        self.pool.arena_created();
+        self
     }
 
     /// An arena whose blocks are charged to `tracker`.
@@ -201,8 +236,9 @@ impl Arena {
         }
     }
 
-    /// Returns `bytes` zeroed bytes aligned to `align` (a power of two, at most 16).
-    /// The memory stays valid and unmoved until the arena is dropped.
+    /// Returns `bytes` bytes aligned to `align` (a power of two, at most 16), of unspecified
+    /// contents (zero, or an earlier memtable's entries: see the module comment). The memory
+    /// stays valid and unmoved until the arena is dropped.
     ///
     /// # Panics
     /// If `align` is not a power of two or exceeds 16.
@@ -254,8 +290,8 @@ impl Arena {
         }
     }
 
-    /// Returns `bytes` zeroed bytes aligned to `align` (a power of two, at most 16) from the
-    /// top of the free span, so they do not sit between the allocations of
+    /// Returns `bytes` bytes aligned to `align` (a power of two, at most 16), of unspecified
+    /// contents, from the top of the free span, so they do not sit between the allocations of
     /// [`Arena::allocate_aligned`]. Valid and unmoved until the arena is dropped.
     ///
     /// # Panics
@@ -281,8 +317,8 @@ impl Arena {
         unsafe { NonNull::new_unchecked(result) }
     }
 
-    /// A new zeroed block of `size` bytes; `regular`: one of the arena's own block sizes
-    /// (the first or the configured one), a lazily faulted mapping when of
+    /// A new block of `size` bytes (zero, unless a recycled region's); `regular`: one of the
+    /// arena's own block sizes (the first or the configured one), a lazily faulted mapping when of
     /// [`LAZY_BLOCK_MIN`] or more; a huge entry's block (any size) and small blocks come
     /// from the global allocator.
     fn new_block(&mut self, size: usize, regular: bool) -> *mut u8 {
@@ -355,8 +391,18 @@ impl Arena {
         } else {
             return None;
         };
-        let p = lazy_block::map_thp(region)?;
-        self.blocks.push(Block::Mapped(p, region));
+        let p = match self.pool.take(region) {
+            Some(p) => p,
+            None => lazy_block::map_thp(region)?,
+        };
+        // Debug builds scribble over every region, fresh or recycled, so that a test of code
+        // that counts on zeroed arena memory fails rather than passes by luck.
+        #[cfg(debug_assertions)]
+        // SAFETY: the region is `region` bytes of a live mapping now this arena's alone.
+        unsafe {
+            std::ptr::write_bytes(p.as_ptr(), 0xA5, region)
+        };
+        self.blocks.push(Block::Region(p, region));
         self.region_next = p.as_ptr() as usize + size;
         self.region_left = region / size - 1;
         Some(p)
@@ -379,6 +425,7 @@ impl Drop for Arena {
         if let Some(t) = &self.tracker {
             t.free(self.allocated);
         }
+        let mut regions = Vec::new();
         for b in self.blocks.drain(..) {
             match b {
                 // SAFETY: the block was allocated by `alloc_zeroed` with exactly this
@@ -389,8 +436,19 @@ impl Drop for Arena {
                 Block::Mapped(p, size) => unsafe { lazy_block::unmap(p, size) },
                 // SAFETY: as above, from `lazy_block::map_huge(size)`.
                 Block::Huge(p, size) => unsafe { lazy_block::unmap(p, size) },
+                Block::Region(p, size) => regions.push((p, size)),
             }
         }
+        // The room the write buffer manager has left, when it has a limit: the pool does
+        // not hold memory the memtables of that budget will need.
+        let room = self
+            .tracker
+            .as_ref()
+            .filter(|t| t.enabled())
+            .map_or(usize::MAX, |t| t.buffer_size().saturating_sub(t.memory_usage()));
+        // SAFETY: the regions came from `lazy_block::map_thp` or the pool, belong to this
+        // arena alone, and the arena hands out no pointer into them after dropping.
+        unsafe { self.pool.arena_dropped(regions, room) };
     }
 }
 
@@ -402,6 +460,112 @@ enum Block {
     Mapped(NonNull<u8>, usize),
     /// From [`lazy_block::map_huge`] with this size (`memtable_huge_page_size`).
     Huge(NonNull<u8>, usize),
+    /// A transparent huge page region from [`lazy_block::map_thp`] (or recycled through
+    /// [`region_pool`]) with this size: given to the pool when the arena drops.
+    Region(NonNull<u8>, usize),
+}
+
+/// Freed huge page regions kept for the next large arena (see the module comment).
+///
+/// ```text
+/// arena drops --regions--> pool (<= the dropping arena's regions, <= its budget's room)
+///                            |--take(size)--> the next large arena's `region_block`
+///                            '--last live arena dropped--> unmapped
+/// ```
+pub mod region_pool {
+    use std::ptr::NonNull;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use parking_lot::Mutex;
+
+    /// Regions free for reuse and the count of live arenas.
+    pub struct RegionPool {
+        /// (address, size) of each free region; the newest last (taken first: still in cache).
+        free: Mutex<Free>,
+        live: AtomicUsize,
+    }
+
+    struct Free {
+        regions: Vec<(usize, usize)>,
+        bytes: usize,
+    }
+
+    /// The process's pool, shared by every arena of every database.
+    pub fn global() -> &'static RegionPool {
+        static POOL: RegionPool = RegionPool::new();
+        &POOL
+    }
+
+    impl RegionPool {
+        pub const fn new() -> RegionPool {
+            RegionPool { free: Mutex::new(Free { regions: Vec::new(), bytes: 0 }), live: AtomicUsize::new(0) }
+        }
+
+        /// Bytes of the regions held.
+        pub fn bytes(&self) -> usize {
+            self.free.lock().bytes
+        }
+
+        pub(super) fn arena_created(&self) {
+            self.live.fetch_add(1, Ordering::SeqCst);
+        }
+
+        /// A free region of exactly `size` bytes, if the pool holds one. Its contents are
+        /// an earlier arena's.
+        pub(super) fn take(&self, size: usize) -> Option<NonNull<u8>> {
+            let mut f = self.free.lock();
+            let i = f.regions.iter().rposition(|&(_, s)| s == size)?;
+            let (p, s) = f.regions.swap_remove(i);
+            f.bytes -= s;
+            NonNull::new(p as *mut u8)
+        }
+
+        /// An arena dropped, giving back `regions`: the pool keeps as many as fit under
+        /// both the regions' own total and `room`, and unmaps the rest; when no arena is
+        /// alive any more, it unmaps everything it holds.
+        ///
+        /// # Safety
+        /// Each region is a live mapping from `map_thp` of that size, owned by the caller
+        /// and used by nobody after this call.
+        pub(super) unsafe fn arena_dropped(&self, regions: Vec<(NonNull<u8>, usize)>, room: usize) {
+            let left = self.live.fetch_sub(1, Ordering::SeqCst) - 1;
+            if regions.is_empty() && left > 0 {
+                return;
+            }
+            let limit = regions.iter().map(|&(_, s)| s).sum::<usize>().min(room);
+            let mut unmap = Vec::new();
+            {
+                let mut f = self.free.lock();
+                // Read under the lock: an arena that drops last takes the lock after this
+                // one's decrement, so it sees and unmaps what this one keeps.
+                if self.live.load(Ordering::SeqCst) == 0 {
+                    unmap.append(&mut f.regions);
+                    f.bytes = 0;
+                }
+                for (p, s) in regions {
+                    if left > 0 && self.live.load(Ordering::SeqCst) > 0 && f.bytes + s <= limit {
+                        f.regions.push((p.as_ptr() as usize, s));
+                        f.bytes += s;
+                    } else {
+                        unmap.push((p.as_ptr() as usize, s));
+                    }
+                }
+            }
+            // Outside the lock: munmap of a large region takes a while.
+            for (p, s) in unmap {
+                // SAFETY: per the contract (regions given now) or the pool's own (regions
+                // it kept from earlier arenas, handed to nobody since): live mappings of
+                // `s` bytes that nothing points into.
+                unsafe { super::lazy_block::unmap(NonNull::new_unchecked(p as *mut u8), s) };
+            }
+        }
+    }
+
+    impl Default for RegionPool {
+        fn default() -> RegionPool {
+            RegionPool::new()
+        }
+    }
 }
 
 /// Blocks that are mappings of their own, zero and faulted in only where written (see the
@@ -1031,7 +1195,7 @@ mod tests {
         }
         assert_eq!(starts.len(), 6, "six blocks");
         let region = |b: &Block| match b {
-            Block::Mapped(p, size) => (p.as_ptr() as usize, *size),
+            Block::Mapped(p, size) | Block::Region(p, size) => (p.as_ptr() as usize, *size),
             _ => panic!("blocks of 1 MiB are mappings"),
         };
         // Blocks 1 and 2 are mappings of their own; blocks 3 to 6 fill two regions.
@@ -1047,10 +1211,10 @@ mod tests {
         assert_eq!((a.populated_to, a.populate_end), (0, 0), "a region's block is not populated ahead");
         assert_eq!(t.memory_usage(), 6 << 20, "the tracker is charged per block");
         let q = a.allocate_aligned(4096, 8);
-        // SAFETY: 4096 fresh bytes of the arena.
+        // SAFETY: 4096 fresh bytes of the arena (a region may be recycled: not zero-checked).
         let fresh = unsafe { std::slice::from_raw_parts_mut(q.as_ptr(), 4096) };
-        assert!(fresh.iter().all(|&x| x == 0));
         fresh.fill(7);
+        assert!(fresh.iter().all(|&x| x == 7));
         drop(a);
         assert_eq!(t.memory_usage(), 0);
 
@@ -1062,7 +1226,7 @@ mod tests {
         // and a second one.
         assert_eq!(b.blocks.len(), 4);
         assert!(
-            matches!(b.blocks[2], Block::Mapped(p, HUGE_REGION) if (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
+            matches!(b.blocks[2], Block::Region(p, HUGE_REGION) if (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
         );
 
         let mut c = Arena::new(4 << 20);
@@ -1070,8 +1234,123 @@ mod tests {
             c.allocate_aligned((4 << 20) / 4, 16);
         }
         assert!(
-            matches!(c.blocks[2], Block::Mapped(p, s) if s == 4 << 20 && (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
+            matches!(c.blocks[2], Block::Region(p, s) if s == 4 << 20 && (p.as_ptr() as usize).is_multiple_of(HUGE_REGION))
         );
+    }
+
+    /// An arena of `pool` (a pool of the test's own, so that other tests' arenas do not take
+    /// its regions), charged to `tracker`.
+    fn pooled(
+        pool: &'static region_pool::RegionPool,
+        tracker: Option<Arc<WriteBufferManagerState>>,
+    ) -> Arena {
+        let mut a = Arena::unregistered(1 << 20);
+        a.pool = pool;
+        a.tracker = tracker;
+        a.registered()
+    }
+
+    /// Fills six 1 MiB blocks (the last four from two regions); returns the regions' addresses.
+    fn fill_six_blocks(a: &mut Arena, byte: u8) -> Vec<usize> {
+        for _ in 0..4 * 6 {
+            let p = a.allocate_aligned((1 << 20) / 4, 16);
+            // SAFETY: a quarter MiB just handed out at `p`.
+            unsafe { std::ptr::write_bytes(p.as_ptr(), byte, (1 << 20) / 4) };
+        }
+        regions_of(a)
+    }
+
+    /// The addresses of `a`'s regions, in the order it took them.
+    fn regions_of(a: &Arena) -> Vec<usize> {
+        a.blocks
+            .iter()
+            .filter_map(|b| if let Block::Region(p, _) = b { Some(p.as_ptr() as usize) } else { None })
+            .collect()
+    }
+
+    /// A dropped arena's regions go to the pool, as many as the arena itself held and its
+    /// budget has room for; the next large arena takes them instead of mapping new ones, and
+    /// gets their old bytes (not zero); the pool is emptied when its last arena drops; memory
+    /// held by the pool is charged to no budget.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn dropped_regions_are_recycled_within_bounds() {
+        if !lazy_block::thp_enabled() {
+            return; // no regions: every block is a mapping of its own, unmapped on drop
+        }
+        let pool: &'static region_pool::RegionPool = Box::leak(Box::new(region_pool::RegionPool::new()));
+        let keeper = pooled(pool, None); // a database stays open
+        let t = Arc::new(WriteBufferManagerState::new(64 << 20, false));
+        let mut a = pooled(pool, Some(t.clone()));
+        let first = fill_six_blocks(&mut a, 0x5A);
+        assert_eq!(first.len(), 2);
+        drop(a);
+        assert_eq!(pool.bytes(), 2 * HUGE_REGION, "both regions kept");
+        assert_eq!(t.memory_usage(), 0, "the pool's memory is no memtable's");
+
+        let mut b = pooled(pool, Some(t.clone()));
+        {
+            for _ in 0..4 * 2 {
+                b.allocate_aligned((1 << 20) / 4, 16); // blocks 1 and 2: mappings of their own
+            }
+            let p = b.allocate_aligned(64, 16).as_ptr() as usize;
+            assert!(first.contains(&p), "the third block is a recycled region");
+            // SAFETY: 64 bytes just handed out.
+            let old = unsafe { std::slice::from_raw_parts(p as *const u8, 64) };
+            if !cfg!(debug_assertions) {
+                assert!(old.iter().all(|&x| x == 0x5A), "recycled memory is not cleared");
+            } else {
+                assert!(old.iter().all(|&x| x == 0xA5), "debug builds scribble over regions");
+            }
+            for _ in 0..4 * 4 - 1 {
+                b.allocate_aligned((1 << 20) / 4, 16); // the rest of six blocks
+            }
+        }
+        let mut taken = regions_of(&b);
+        taken.sort();
+        let mut given = first.clone();
+        given.sort();
+        assert_eq!(taken, given, "both regions taken back");
+        assert_eq!(pool.bytes(), 0);
+        assert_eq!(t.memory_usage(), 6 << 20);
+        drop(b);
+        assert_eq!(pool.bytes(), 2 * HUGE_REGION);
+
+        // An arena with fewer regions gives none beyond its own: the pool already holds more.
+        let mut c = pooled(pool, None);
+        for _ in 0..4 * 2 {
+            c.allocate_aligned((1 << 20) / 4, 16);
+        }
+        drop(c);
+        assert_eq!(pool.bytes(), 2 * HUGE_REGION);
+
+        // A budget with 3 MiB: the pool keeps one 2 MiB region of the four an arena gives.
+        let small = Arc::new(WriteBufferManagerState::new(3 << 20, false));
+        let mut d = pooled(pool, Some(small.clone()));
+        let mut e = pooled(pool, Some(small.clone()));
+        fill_six_blocks(&mut d, 2);
+        fill_six_blocks(&mut e, 3);
+        assert_eq!(pool.bytes(), 0, "d took both regions, e mapped its own");
+        drop(d);
+        assert_eq!(pool.bytes(), 0, "e still holds 6 MiB of a 3 MiB budget: no room");
+        let mut h = pooled(pool, None);
+        fill_six_blocks(&mut h, 5);
+        drop(e);
+        assert_eq!(pool.bytes(), HUGE_REGION, "3 MiB of room: one region kept");
+
+        // A memtable turning immutable leaves the pool alone (the next memtable takes from
+        // it); its regions come back when it drops.
+        h.done_allocating();
+        assert_eq!(pool.bytes(), HUGE_REGION);
+        drop(h);
+        assert_eq!(pool.bytes(), 2 * HUGE_REGION, "the pool keeps at most what h held in regions");
+
+        drop(keeper);
+        assert_eq!(pool.bytes(), 0, "the last arena dropped: the pool is emptied");
+        let mut f = pooled(pool, None);
+        fill_six_blocks(&mut f, 4);
+        drop(f);
+        assert_eq!(pool.bytes(), 0, "no arena alive: nothing kept");
     }
 
     #[test]
