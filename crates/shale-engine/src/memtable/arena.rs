@@ -58,7 +58,9 @@
 //! publishes the node; the vector memtable writes its whole entry). The pool holds at most what
 //! the largest arena that gave to it held in regions (a flushed memtable's worth: the next
 //! memtable of that size takes it all back), no more than its write buffer manager's room
-//! left when that has a limit, and nothing once no arena is alive (every database closed).
+//! left when that has a limit, and nothing once no live arena holds a region (no memtable is
+//! growing large: after a recovery's flush, or with the writes over, the memory goes back to
+//! the system, where readers need it for their caches) or none is alive at all.
 //! The peak does not rise: the pool fills when a flushed memtable drops, and the memtable
 //! that grew beside it during the flush goes on from the pool; what is left there is about
 //! what that memtable grew during the flush, and the next memtable takes it first while it
@@ -395,6 +397,10 @@ impl Arena {
             Some(p) => p,
             None => lazy_block::map_thp(region)?,
         };
+        if !self.blocks.iter().any(|b| matches!(b, Block::Region(..))) {
+            // This arena's first region: a memtable growing large, which the pool serves.
+            self.pool.holder_added();
+        }
         // Debug builds scribble over every region, fresh or recycled, so that a test of code
         // that counts on zeroed arena memory fails rather than passes by luck.
         #[cfg(debug_assertions)]
@@ -483,6 +489,8 @@ pub mod region_pool {
         /// (address, size) of each free region; the newest last (taken first: still in cache).
         free: Mutex<Free>,
         live: AtomicUsize,
+        /// Live arenas holding at least one region (memtables grown large).
+        holders: AtomicUsize,
     }
 
     struct Free {
@@ -498,7 +506,11 @@ pub mod region_pool {
 
     impl RegionPool {
         pub const fn new() -> RegionPool {
-            RegionPool { free: Mutex::new(Free { regions: Vec::new(), bytes: 0 }), live: AtomicUsize::new(0) }
+            RegionPool {
+                free: Mutex::new(Free { regions: Vec::new(), bytes: 0 }),
+                live: AtomicUsize::new(0),
+                holders: AtomicUsize::new(0),
+            }
         }
 
         /// Bytes of the regions held.
@@ -508,6 +520,11 @@ pub mod region_pool {
 
         pub(super) fn arena_created(&self) {
             self.live.fetch_add(1, Ordering::SeqCst);
+        }
+
+        /// An arena took its first region.
+        pub(super) fn holder_added(&self) {
+            self.holders.fetch_add(1, Ordering::SeqCst);
         }
 
         /// A free region of exactly `size` bytes, if the pool holds one. Its contents are
@@ -522,7 +539,8 @@ pub mod region_pool {
 
         /// An arena dropped, giving back `regions`: the pool keeps as many as fit under
         /// both the regions' own total and `room`, and unmaps the rest; when no arena is
-        /// alive any more, it unmaps everything it holds.
+        /// alive any more, or no live arena holds a region (none is growing large to take
+        /// them), it unmaps everything it holds.
         ///
         /// # Safety
         /// Each region is a live mapping from `map_thp` of that size, owned by the caller
@@ -532,18 +550,25 @@ pub mod region_pool {
             if regions.is_empty() && left > 0 {
                 return;
             }
+            // With regions, the arena was a holder; is any other left?
+            let holders = if regions.is_empty() {
+                self.holders.load(Ordering::SeqCst)
+            } else {
+                self.holders.fetch_sub(1, Ordering::SeqCst) - 1
+            };
             let limit = regions.iter().map(|&(_, s)| s).sum::<usize>().min(room);
             let mut unmap = Vec::new();
             {
                 let mut f = self.free.lock();
                 // Read under the lock: an arena that drops last takes the lock after this
                 // one's decrement, so it sees and unmaps what this one keeps.
-                if self.live.load(Ordering::SeqCst) == 0 {
+                let keep = holders > 0 && self.live.load(Ordering::SeqCst) > 0;
+                if !keep {
                     unmap.append(&mut f.regions);
                     f.bytes = 0;
                 }
                 for (p, s) in regions {
-                    if left > 0 && self.live.load(Ordering::SeqCst) > 0 && f.bytes + s <= limit {
+                    if left > 0 && keep && f.bytes + s <= limit {
                         f.regions.push((p.as_ptr() as usize, s));
                         f.bytes += s;
                     } else {
@@ -1279,7 +1304,9 @@ mod tests {
             return; // no regions: every block is a mapping of its own, unmapped on drop
         }
         let pool: &'static region_pool::RegionPool = Box::leak(Box::new(region_pool::RegionPool::new()));
-        let keeper = pooled(pool, None); // a database stays open
+        // A database stays open, its memtable grown large (an arena holding regions).
+        let mut keeper = pooled(pool, None);
+        fill_six_blocks(&mut keeper, 1);
         let t = Arc::new(WriteBufferManagerState::new(64 << 20, false));
         let mut a = pooled(pool, Some(t.clone()));
         let first = fill_six_blocks(&mut a, 0x5A);
@@ -1345,8 +1372,17 @@ mod tests {
         drop(h);
         assert_eq!(pool.bytes(), 2 * HUGE_REGION, "the pool keeps at most what h held in regions");
 
+        // The last arena holding regions drops while another (a small memtable) lives: no
+        // memtable grows large to take them, so the pool is emptied.
+        let small_one = pooled(pool, None);
         drop(keeper);
-        assert_eq!(pool.bytes(), 0, "the last arena dropped: the pool is emptied");
+        assert_eq!(pool.bytes(), 0, "no arena holds a region: the pool is emptied");
+        let mut g = pooled(pool, None);
+        fill_six_blocks(&mut g, 6);
+        drop(g);
+        assert_eq!(pool.bytes(), 0, "g was the only holder: nothing kept");
+        drop(small_one);
+        assert_eq!(pool.bytes(), 0);
         let mut f = pooled(pool, None);
         fill_six_blocks(&mut f, 4);
         drop(f);
