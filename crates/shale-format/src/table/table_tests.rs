@@ -40,28 +40,38 @@ fn build(path: &Path, opts: TableBuilderOptions, data: &[(Vec<u8>, Vec<u8>)]) ->
     b.finish().unwrap()
 }
 
+/// The reader options of the tests' tables: checksums verified, a fresh cache key, no statistics.
+fn reader_options(
+    path: &Path,
+    cache: Option<Arc<BlockCache>>,
+    icmp: crate::key::InternalKeyComparator,
+) -> TableReaderOptions {
+    TableReaderOptions {
+        timestamps_persisted: true,
+        icmp,
+        block_cache: cache,
+        verify_checksums: true,
+        file_name: path.display().to_string(),
+        cache_key: crate::cache::OffsetableCacheKey::unique(),
+        statistics: None,
+        block_protection_bytes_per_key: 0,
+    }
+}
+
+/// Opens `path` with `options`.
+fn open_opts(path: &Path, options: TableReaderOptions) -> crate::Result<Arc<Table>> {
+    let fs = default_fs();
+    let file = fs.new_random_access_file(path).unwrap();
+    let size = fs.file_size(path).unwrap();
+    Table::open(file, size, options)
+}
+
 fn open_with(
     path: &Path,
     cache: Option<Arc<BlockCache>>,
     icmp: crate::key::InternalKeyComparator,
 ) -> crate::Result<Arc<Table>> {
-    let fs = default_fs();
-    let file = fs.new_random_access_file(path).unwrap();
-    let size = fs.file_size(path).unwrap();
-    Table::open(
-        file,
-        size,
-        TableReaderOptions {
-            timestamps_persisted: true,
-            icmp,
-            block_cache: cache,
-            verify_checksums: true,
-            file_name: path.display().to_string(),
-            cache_key: crate::cache::OffsetableCacheKey::unique(),
-            statistics: None,
-            block_protection_bytes_per_key: 0,
-        },
-    )
+    open_opts(path, reader_options(path, cache, icmp))
 }
 
 fn open(path: &Path) -> Arc<Table> {
@@ -266,22 +276,11 @@ fn a_fill_insert_that_gives_up_counts_an_add_failure() {
     build(&path, TableBuilderOptions::new(bytewise_internal_comparator()), &data);
     let cache = Arc::new(BlockCache::new_hyper_clock(1 << 20, 0, false));
     let stats = Arc::new(Statistics::new());
-    let fs = default_fs();
-    let t = Table::open(
-        fs.new_random_access_file(&path).unwrap(),
-        fs.file_size(&path).unwrap(),
-        TableReaderOptions {
-            timestamps_persisted: true,
-            icmp: bytewise_internal_comparator(),
-            block_cache: Some(cache.clone()),
-            verify_checksums: true,
-            file_name: path.display().to_string(),
-            cache_key: crate::cache::OffsetableCacheKey::unique(),
-            statistics: Some(stats.clone()),
-            block_protection_bytes_per_key: 0,
-        },
-    )
-    .unwrap();
+    let options = TableReaderOptions {
+        statistics: Some(stats.clone()),
+        ..reader_options(&path, Some(cache.clone()), bytewise_internal_comparator())
+    };
+    let t = open_opts(&path, options).unwrap();
     let count = |t: Ticker| stats.ticker_count(t);
     let (adds, failures) = (count(Ticker::BlockCacheAdd), count(Ticker::BlockCacheAddFailures));
     let k = lookup_key(crate::key::user_key(&data[500].0), 1 << 40);
